@@ -1,0 +1,296 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * scx_cadence: a weighted-fair sched_ext scheduler for machines where
+ * frequency, power and placement matter.
+ *
+ * Design
+ * ------
+ * Queues. Each LLC has one shared DSQ ordered by virtual time; each CPU has
+ * its own vtime DSQ for tasks that can run only there (pinned, or migration
+ * disabled). A CPU looking for work takes the earlier of the two heads, then
+ * steals from other LLCs, and only then keeps running its previous task.
+ *
+ * Fairness (fair.bpf.h, weight.bpf.h). Virtual time advances by
+ * delta * 1024 / weight with the kernel's own nice-to-weight table, so two
+ * tasks competing for one CPU get CPU time in the ratio of their weights.
+ * A task keeps its CPU at the end of a slice only while nobody queued is
+ * ahead of it in virtual time.
+ *
+ * Slices (fair.bpf.h) shrink as more tasks wait for a CPU; ops.tick() cuts
+ * a running slice short once it has used its share.
+ *
+ * Placement (placement.bpf.h). On wake-up: the previous CPU if its core is
+ * idle, then an idle core (own LLC first), then any idle CPU. Enqueues that
+ * did not pass through select_cpu() try the same before queueing.
+ *
+ * Hotplug. The topology tables are built once at load, so a CPU going
+ * online or offline ends the scheduler with SCX_ECODE_ACT_RESTART; the
+ * loader then re-reads the topology and attaches again.
+ *
+ * This file holds only the struct_ops callbacks and the glue between the
+ * concern headers included below.
+ */
+#include <scx/common.bpf.h>
+
+#include "intf.h"
+#include "stats.bpf.h"
+#include "weight.bpf.h"
+#include "topo.bpf.h"
+#include "fair.bpf.h"
+#include "placement.bpf.h"
+
+char _license[] SEC("license") = "GPL";
+
+UEI_DEFINE(uei);
+
+s32 BPF_STRUCT_OPS(cadence_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags)
+{
+	s32 cpu = pick_idle_cpu(p, prev_cpu, true);
+
+	if (cpu < 0)
+		return prev_cpu;
+	/* The CPU is idle and claimed: run there without queueing. */
+	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, cpu_slice(cpu), 0);
+	return cpu;
+}
+
+void BPF_STRUCT_OPS(cadence_enqueue, struct task_struct *p, u64 enq_flags)
+{
+	struct task_ctx *tctx = lookup_task_ctx(p);
+	s32 prev = scx_bpf_task_cpu(p), cpu;
+
+	if (!tctx) {
+		scx_bpf_error("%s[%d] has no task context", p->comm, p->pid);
+		return;
+	}
+
+	if (task_pinned(p)) {
+		scx_bpf_dsq_insert_vtime(p, cpu_dsq(prev), cpu_slice(prev), tctx->vtime, enq_flags);
+		stat_inc(CADENCE_STAT_ENQ_PINNED);
+		scx_bpf_kick_cpu(prev, SCX_KICK_IDLE);
+		return;
+	}
+
+	/* Not woken through select_cpu() (e.g. slice expiry): look for idle. */
+	if (!__COMPAT_is_enq_cpu_selected(enq_flags)) {
+		cpu = pick_idle_cpu(p, prev, false);
+		if (cpu >= 0) {
+			scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | cpu, cpu_slice(cpu), enq_flags);
+			stat_inc(CADENCE_STAT_ENQ_IDLE);
+			scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+			return;
+		}
+	}
+
+	scx_bpf_dsq_insert_vtime(p, llc_dsq(cpu_llc_id(prev)), cpu_slice(prev), tctx->vtime,
+				 enq_flags);
+	stat_inc(CADENCE_STAT_ENQ_LLC);
+}
+
+/* Move the head of @dsq_id to this CPU; true if a task was moved. */
+static __always_inline bool take_from(u64 dsq_id, enum cadence_stat stat)
+{
+	if (!scx_bpf_dsq_move_to_local(dsq_id, 0))
+		return false;
+	stat_inc(stat);
+	return true;
+}
+
+/* Let @prev run another slice on @cpu, charging what it used so far. */
+static __always_inline void keep_running(struct task_struct *prev, struct task_ctx *pctx,
+					 s32 cpu, u64 now)
+{
+	scx_bpf_task_set_slice(prev, cpu_slice(cpu));
+	pctx->run_start = now;
+	stat_inc(CADENCE_STAT_DISPATCH_KEEP);
+}
+
+void BPF_STRUCT_OPS(cadence_dispatch, s32 cpu, struct task_struct *prev)
+{
+	u32 llc = cpu_llc_id(cpu), i;
+	struct task_struct *own = __COMPAT_scx_bpf_dsq_peek(cpu_dsq(cpu));
+	struct task_struct *shared = __COMPAT_scx_bpf_dsq_peek(llc_dsq(llc));
+	bool own_first = own && (!shared || vtime_before(own->scx.dsq_vtime, shared->scx.dsq_vtime));
+	struct task_struct *head = own_first ? own : shared;
+	struct task_ctx *pctx = NULL;
+	u64 now = scx_bpf_now();
+
+	if (prev && (prev->scx.flags & SCX_TASK_QUEUED)) {
+		pctx = lookup_task_ctx(prev);
+		if (pctx) {
+			charge_vtime(prev, pctx, now);
+			/* Nobody queued is ahead of prev: it keeps the CPU. */
+			if (!head || !vtime_before(head->scx.dsq_vtime, pctx->vtime)) {
+				keep_running(prev, pctx, cpu, now);
+				return;
+			}
+		}
+	}
+
+	if (own_first) {
+		if (take_from(cpu_dsq(cpu), CADENCE_STAT_DISPATCH_CPU) ||
+		    take_from(llc_dsq(llc), CADENCE_STAT_DISPATCH_LLC))
+			return;
+	} else {
+		if (take_from(llc_dsq(llc), CADENCE_STAT_DISPATCH_LLC) ||
+		    take_from(cpu_dsq(cpu), CADENCE_STAT_DISPATCH_CPU))
+			return;
+	}
+
+	/* Idle otherwise: pull from the other LLCs, nearest index first. */
+	bpf_for(i, 1, nr_llcs) {
+		if (take_from(llc_dsq((llc + i) % nr_llcs), CADENCE_STAT_DISPATCH_STEAL))
+			return;
+	}
+
+	/* The queued heads cannot run here: prev goes on. */
+	if (pctx)
+		keep_running(prev, pctx, cpu, now);
+}
+
+void BPF_STRUCT_OPS(cadence_runnable, struct task_struct *p, u64 enq_flags)
+{
+	struct task_ctx *tctx = lookup_task_ctx(p);
+
+	if (tctx)
+		clamp_sleeper_vtime(tctx);
+}
+
+void BPF_STRUCT_OPS(cadence_running, struct task_struct *p)
+{
+	struct task_ctx *tctx = lookup_task_ctx(p);
+	u64 now = scx_bpf_now();
+
+	if (!tctx)
+		return;
+	tctx->charged_at = now;
+	tctx->run_start = now;
+	if (vtime_before(vtime_now, tctx->vtime))
+		vtime_now = tctx->vtime;
+}
+
+void BPF_STRUCT_OPS(cadence_stopping, struct task_struct *p, bool runnable)
+{
+	struct task_ctx *tctx = lookup_task_ctx(p);
+
+	if (tctx)
+		charge_vtime(p, tctx, scx_bpf_now());
+}
+
+void BPF_STRUCT_OPS(cadence_tick, struct task_struct *p)
+{
+	struct task_ctx *tctx = lookup_task_ctx(p);
+	s32 cpu = scx_bpf_task_cpu(p);
+
+	if (!tctx || !nr_waiting(cpu))
+		return;
+	/* Others wait: end the slice once this task has had its share. */
+	if (scx_bpf_now() - tctx->run_start >= cpu_slice(cpu)) {
+		scx_bpf_task_set_slice(p, 0);
+		stat_inc(CADENCE_STAT_TICK_PREEMPT);
+	}
+}
+
+void BPF_STRUCT_OPS(cadence_enable, struct task_struct *p)
+{
+	struct task_ctx *tctx = lookup_task_ctx(p);
+
+	/* A task entering sched_ext starts level with the running ones. */
+	if (tctx)
+		tctx->vtime = vtime_now;
+}
+
+s32 BPF_STRUCT_OPS(cadence_init_task, struct task_struct *p, struct scx_init_task_args *args)
+{
+	if (!bpf_task_storage_get(&task_ctxs, p, 0, BPF_LOCAL_STORAGE_GET_F_CREATE))
+		return -ENOMEM;
+	return 0;
+}
+
+void BPF_STRUCT_OPS(cadence_exit_task, struct task_struct *p, struct scx_exit_task_args *args)
+{
+	bpf_task_storage_delete(&task_ctxs, p);
+}
+
+/* The topology tables are static: a hotplug event restarts the scheduler. */
+static void restart_for_hotplug(s32 cpu, bool online)
+{
+	scx_bpf_exit(SCX_ECODE_ACT_RESTART | SCX_ECODE_RSN_HOTPLUG,
+		     "CPU %d went %s, restarting to rebuild the topology", cpu,
+		     online ? "online" : "offline");
+}
+
+void BPF_STRUCT_OPS(cadence_cpu_online, s32 cpu)
+{
+	restart_for_hotplug(cpu, true);
+}
+
+void BPF_STRUCT_OPS(cadence_cpu_offline, s32 cpu)
+{
+	restart_for_hotplug(cpu, false);
+}
+
+void BPF_STRUCT_OPS(cadence_dump, struct scx_dump_ctx *dctx)
+{
+	u32 llc;
+
+	scx_bpf_dump("scx_cadence: vtime_now=%llu nr_llcs=%u slice=[%llu..%llu]ns lag=%lluns\n",
+		     vtime_now, nr_llcs, slice_min_ns, slice_max_ns, slice_lag_ns);
+	bpf_for(llc, 0, nr_llcs) {
+		scx_bpf_dump("  llc %u: cpus=%u queued=%d\n", llc, llc_cpus(llc),
+			     scx_bpf_dsq_nr_queued(llc_dsq(llc)));
+	}
+}
+
+void BPF_STRUCT_OPS(cadence_dump_cpu, struct scx_dump_ctx *dctx, s32 cpu, bool idle)
+{
+	s32 queued = scx_bpf_dsq_nr_queued(cpu_dsq(cpu));
+
+	if (idle && queued <= 0)
+		return;
+	scx_bpf_dump("scx_cadence: cpu %d llc=%u own_queued=%d slice_now=%lluns\n", cpu,
+		     cpu_llc_id(cpu), queued, cpu_slice(cpu));
+}
+
+void BPF_STRUCT_OPS(cadence_dump_task, struct scx_dump_ctx *dctx, struct task_struct *p)
+{
+	struct task_ctx *tctx = lookup_task_ctx(p);
+
+	if (!tctx) {
+		scx_bpf_dump("scx_cadence: no task context\n");
+		return;
+	}
+	scx_bpf_dump("scx_cadence: vtime=%llu lag=%lld weight=%u pinned=%d run_start=%llu\n",
+		     tctx->vtime, (s64)(vtime_now - tctx->vtime), task_weight(p),
+		     task_pinned(p), tctx->run_start);
+}
+
+s32 BPF_STRUCT_OPS_SLEEPABLE(cadence_init)
+{
+	return topo_init();
+}
+
+void BPF_STRUCT_OPS(cadence_exit, struct scx_exit_info *ei)
+{
+	UEI_RECORD(uei, ei);
+}
+
+SCX_OPS_DEFINE(cadence_ops,
+	       .select_cpu = (void *)cadence_select_cpu,
+	       .enqueue = (void *)cadence_enqueue,
+	       .dispatch = (void *)cadence_dispatch,
+	       .runnable = (void *)cadence_runnable,
+	       .running = (void *)cadence_running,
+	       .stopping = (void *)cadence_stopping,
+	       .tick = (void *)cadence_tick,
+	       .enable = (void *)cadence_enable,
+	       .init_task = (void *)cadence_init_task,
+	       .exit_task = (void *)cadence_exit_task,
+	       .cpu_online = (void *)cadence_cpu_online,
+	       .cpu_offline = (void *)cadence_cpu_offline,
+	       .dump = (void *)cadence_dump,
+	       .dump_cpu = (void *)cadence_dump_cpu,
+	       .dump_task = (void *)cadence_dump_task,
+	       .init = (void *)cadence_init,
+	       .exit = (void *)cadence_exit,
+	       .name = "scx_cadence");

@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Nice levels to weights, exactly as CFS/EEVDF weighs them.
+ *
+ * p->scx.weight is not used: sched_ext rescales the kernel weight to the
+ * cgroup range 1..10000 (nice 0 = 100) with rounding, which turns nice 5's
+ * 1024/335 = 3.057 into 100/33 = 3.030. scx_cadence wants the kernel's own
+ * ratios, so it reads the nice level and looks the weight up itself.
+ */
+#ifndef __CADENCE_WEIGHT_BPF_H
+#define __CADENCE_WEIGHT_BPF_H
+
+/* MAX_RT_PRIO in include/linux/sched/prio.h: static_prio = 120 + nice. */
+#define CADENCE_MAX_RT_PRIO 100
+/* Nice levels -20..19. */
+#define CADENCE_NR_NICE 40
+/* WEIGHT_IDLEPRIO in kernel/sched/sched.h: the weight of SCHED_IDLE tasks. */
+#define CADENCE_WEIGHT_IDLEPRIO 3
+/* SCHED_IDLE in include/uapi/linux/sched.h. */
+#define CADENCE_SCHED_IDLE 5
+
+/*
+ * sched_prio_to_weight[] from kernel/sched/core.c, indexed by nice + 20.
+ * Each step is ~1.25x, so one nice level moves ~10% of CPU time between
+ * two competing tasks; nice 0 is 1024.
+ */
+static const u32 cadence_prio_to_weight[CADENCE_NR_NICE] = {
+	/* -20 */ 88761, 71755, 56483, 46273, 36291,
+	/* -15 */ 29154, 23254, 18705, 14949, 11916,
+	/* -10 */ 9548,	 7620,	6100,  4904,  3906,
+	/*  -5 */ 3121,	 2501,	1991,  1586,  1277,
+	/*   0 */ 1024,	 820,	655,   526,   423,
+	/*   5 */ 335,	 272,	215,   172,   137,
+	/*  10 */ 110,	 87,	70,    56,    45,
+	/*  15 */ 36,	 29,	23,    18,    15,
+};
+
+/* The kernel weight of @p: 15 (nice 19) .. 88761 (nice -20), 3 for SCHED_IDLE. */
+static __always_inline u32 task_weight(const struct task_struct *p)
+{
+	u32 idx;
+
+	if (p->policy == CADENCE_SCHED_IDLE)
+		return CADENCE_WEIGHT_IDLEPRIO;
+	idx = (u32)(p->static_prio - CADENCE_MAX_RT_PRIO);
+	if (idx >= CADENCE_NR_NICE)
+		return CADENCE_NICE_0_WEIGHT;
+	return cadence_prio_to_weight[idx];
+}
+
+/* Virtual time for @delta_ns of CPU time at @weight: nice 0 advances 1:1. */
+static __always_inline u64 scale_by_weight_inverse(u64 delta_ns, u32 weight)
+{
+	return delta_ns * CADENCE_NICE_0_WEIGHT / (weight ? weight : 1);
+}
+
+#endif /* __CADENCE_WEIGHT_BPF_H */
