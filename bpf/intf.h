@@ -45,22 +45,22 @@ enum cadence_consts {
  */
 enum cadence_stat {
 	/* select_cpu(): where a waking task was placed. */
-	CADENCE_STAT_SELECT_PREV_CORE,	 /* prev CPU, its whole SMT core idle */
-	CADENCE_STAT_SELECT_LLC_CORE,	 /* a fully idle core in prev's LLC */
-	CADENCE_STAT_SELECT_ANY_CORE,	 /* a fully idle core elsewhere */
-	CADENCE_STAT_SELECT_PREV_CPU,	 /* prev CPU idle, sibling busy */
-	CADENCE_STAT_SELECT_LLC_CPU,	 /* an idle CPU in prev's LLC */
-	CADENCE_STAT_SELECT_ANY_CPU,	 /* an idle CPU elsewhere */
-	CADENCE_STAT_SELECT_BUSY,	 /* no idle CPU: left to enqueue() */
+	CADENCE_STAT_SELECT_PREV_CORE, /* prev CPU, its whole SMT core idle */
+	CADENCE_STAT_SELECT_LLC_CORE,  /* a fully idle core in prev's LLC */
+	CADENCE_STAT_SELECT_ANY_CORE,  /* a fully idle core elsewhere */
+	CADENCE_STAT_SELECT_PREV_CPU,  /* prev CPU idle, sibling busy */
+	CADENCE_STAT_SELECT_LLC_CPU,   /* an idle CPU in prev's LLC */
+	CADENCE_STAT_SELECT_ANY_CPU,   /* an idle CPU elsewhere */
+	CADENCE_STAT_SELECT_BUSY,      /* no idle CPU: left to enqueue() */
 	/* enqueue(): where a runnable task was queued. */
-	CADENCE_STAT_ENQ_PINNED,	 /* per-CPU DSQ: one allowed CPU */
-	CADENCE_STAT_ENQ_IDLE,		 /* straight to an idle CPU */
-	CADENCE_STAT_ENQ_LLC,		 /* the LLC's shared vtime DSQ */
+	CADENCE_STAT_ENQ_PINNED, /* per-CPU DSQ: one allowed CPU */
+	CADENCE_STAT_ENQ_IDLE,	 /* straight to an idle CPU */
+	CADENCE_STAT_ENQ_LLC,	 /* the LLC's shared vtime DSQ */
 	/* dispatch(): where the next task came from. */
-	CADENCE_STAT_DISPATCH_CPU,	 /* this CPU's own DSQ */
-	CADENCE_STAT_DISPATCH_LLC,	 /* this CPU's LLC DSQ */
-	CADENCE_STAT_DISPATCH_STEAL,	 /* another LLC's DSQ */
-	CADENCE_STAT_DISPATCH_KEEP,	 /* prev kept running: it was first */
+	CADENCE_STAT_DISPATCH_CPU,   /* this CPU's own DSQ */
+	CADENCE_STAT_DISPATCH_LLC,   /* this CPU's LLC DSQ */
+	CADENCE_STAT_DISPATCH_STEAL, /* another LLC's DSQ */
+	CADENCE_STAT_DISPATCH_KEEP,  /* prev kept running: it was first */
 	/* tick(): slices cut short because others were waiting. */
 	CADENCE_STAT_TICK_PREEMPT,
 	CADENCE_NR_STATS,

@@ -97,8 +97,8 @@ static __always_inline bool take_from(u64 dsq_id, enum cadence_stat stat)
 }
 
 /* Let @prev run another slice on @cpu, charging what it used so far. */
-static __always_inline void keep_running(struct task_struct *prev, struct task_ctx *pctx,
-					 s32 cpu, u64 now)
+static __always_inline void keep_running(struct task_struct *prev, struct task_ctx *pctx, s32 cpu,
+					 u64 now)
 {
 	scx_bpf_task_set_slice(prev, cpu_slice(cpu));
 	pctx->run_start = now;
@@ -110,7 +110,8 @@ void BPF_STRUCT_OPS(cadence_dispatch, s32 cpu, struct task_struct *prev)
 	u32 llc = cpu_llc_id(cpu), i;
 	struct task_struct *own = __COMPAT_scx_bpf_dsq_peek(cpu_dsq(cpu));
 	struct task_struct *shared = __COMPAT_scx_bpf_dsq_peek(llc_dsq(llc));
-	bool own_first = own && (!shared || vtime_before(own->scx.dsq_vtime, shared->scx.dsq_vtime));
+	bool own_first =
+		own && (!shared || vtime_before(own->scx.dsq_vtime, shared->scx.dsq_vtime));
 	struct task_struct *head = own_first ? own : shared;
 	struct task_ctx *pctx = NULL;
 	u64 now = scx_bpf_now();
@@ -138,7 +139,7 @@ void BPF_STRUCT_OPS(cadence_dispatch, s32 cpu, struct task_struct *prev)
 	}
 
 	/* Idle otherwise: pull from the other LLCs, nearest index first. */
-	bpf_for(i, 1, nr_llcs) {
+	bpf_for (i, 1, nr_llcs) {
 		if (take_from(llc_dsq((llc + i) % nr_llcs), CADENCE_STAT_DISPATCH_STEAL))
 			return;
 	}
@@ -236,7 +237,7 @@ void BPF_STRUCT_OPS(cadence_dump, struct scx_dump_ctx *dctx)
 
 	scx_bpf_dump("scx_cadence: vtime_now=%llu nr_llcs=%u slice=[%llu..%llu]ns lag=%lluns\n",
 		     vtime_now, nr_llcs, slice_min_ns, slice_max_ns, slice_lag_ns);
-	bpf_for(llc, 0, nr_llcs) {
+	bpf_for (llc, 0, nr_llcs) {
 		scx_bpf_dump("  llc %u: cpus=%u queued=%d\n", llc, llc_cpus(llc),
 			     scx_bpf_dsq_nr_queued(llc_dsq(llc)));
 	}
@@ -261,8 +262,8 @@ void BPF_STRUCT_OPS(cadence_dump_task, struct scx_dump_ctx *dctx, struct task_st
 		return;
 	}
 	scx_bpf_dump("scx_cadence: vtime=%llu lag=%lld weight=%u pinned=%d run_start=%llu\n",
-		     tctx->vtime, (s64)(vtime_now - tctx->vtime), task_weight(p),
-		     task_pinned(p), tctx->run_start);
+		     tctx->vtime, (s64)(vtime_now - tctx->vtime), task_weight(p), task_pinned(p),
+		     tctx->run_start);
 }
 
 s32 BPF_STRUCT_OPS_SLEEPABLE(cadence_init)
@@ -275,22 +276,12 @@ void BPF_STRUCT_OPS(cadence_exit, struct scx_exit_info *ei)
 	UEI_RECORD(uei, ei);
 }
 
-SCX_OPS_DEFINE(cadence_ops,
-	       .select_cpu = (void *)cadence_select_cpu,
-	       .enqueue = (void *)cadence_enqueue,
-	       .dispatch = (void *)cadence_dispatch,
-	       .runnable = (void *)cadence_runnable,
-	       .running = (void *)cadence_running,
-	       .stopping = (void *)cadence_stopping,
-	       .tick = (void *)cadence_tick,
-	       .enable = (void *)cadence_enable,
-	       .init_task = (void *)cadence_init_task,
-	       .exit_task = (void *)cadence_exit_task,
-	       .cpu_online = (void *)cadence_cpu_online,
-	       .cpu_offline = (void *)cadence_cpu_offline,
-	       .dump = (void *)cadence_dump,
-	       .dump_cpu = (void *)cadence_dump_cpu,
-	       .dump_task = (void *)cadence_dump_task,
-	       .init = (void *)cadence_init,
-	       .exit = (void *)cadence_exit,
-	       .name = "scx_cadence");
+SCX_OPS_DEFINE(cadence_ops, .select_cpu = (void *)cadence_select_cpu,
+	       .enqueue = (void *)cadence_enqueue, .dispatch = (void *)cadence_dispatch,
+	       .runnable = (void *)cadence_runnable, .running = (void *)cadence_running,
+	       .stopping = (void *)cadence_stopping, .tick = (void *)cadence_tick,
+	       .enable = (void *)cadence_enable, .init_task = (void *)cadence_init_task,
+	       .exit_task = (void *)cadence_exit_task, .cpu_online = (void *)cadence_cpu_online,
+	       .cpu_offline = (void *)cadence_cpu_offline, .dump = (void *)cadence_dump,
+	       .dump_cpu = (void *)cadence_dump_cpu, .dump_task = (void *)cadence_dump_task,
+	       .init = (void *)cadence_init, .exit = (void *)cadence_exit, .name = "scx_cadence");

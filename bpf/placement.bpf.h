@@ -49,8 +49,7 @@ static s32 pick_idle_cpu(struct task_struct *p, s32 prev_cpu, bool record)
 
 	idle_smt = scx_bpf_get_idle_smtmask();
 	if (bpf_cpumask_test_cpu(prev_cpu, p->cpus_ptr) &&
-	    bpf_cpumask_test_cpu(prev_cpu, idle_smt) &&
-	    scx_bpf_test_and_clear_cpu_idle(prev_cpu)) {
+	    bpf_cpumask_test_cpu(prev_cpu, idle_smt) && scx_bpf_test_and_clear_cpu_idle(prev_cpu)) {
 		cpu = prev_cpu;
 		outcome = CADENCE_STAT_SELECT_PREV_CORE;
 		goto out_put;

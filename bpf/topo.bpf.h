@@ -125,7 +125,7 @@ static int topo_init(void)
 		return -EINVAL;
 	}
 
-	bpf_for(llc, 0, nr_llcs) {
+	bpf_for (llc, 0, nr_llcs) {
 		lm = bpf_map_lookup_elem(&llc_masks, &llc);
 		if (!lm || install_mask(&lm->cpus))
 			return -ENOMEM;
@@ -136,7 +136,7 @@ static int topo_init(void)
 		}
 	}
 
-	bpf_for(cpu, 0, nr_cpus) {
+	bpf_for (cpu, 0, nr_cpus) {
 		struct bpf_cpumask *mask;
 
 		llc = cpu_llc_id(cpu);

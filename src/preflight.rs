@@ -55,3 +55,72 @@ fn read_trimmed(path: &Path) -> Result<String> {
         Err(e) => bail!("cannot read {}: {e}", path.display()),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    /// A scratch stand-in for /sys/kernel/sched_ext, removed on drop.
+    struct FakeSysfs(PathBuf);
+
+    impl FakeSysfs {
+        fn new(name: &str, state: Option<&str>, ops: Option<&str>) -> Self {
+            let dir = std::env::temp_dir().join(format!(
+                "scx_cadence-preflight-{name}-{}",
+                std::process::id()
+            ));
+            let _ = fs::remove_dir_all(&dir);
+            fs::create_dir_all(dir.join("root")).unwrap();
+            if let Some(s) = state {
+                fs::write(dir.join("state"), format!("{s}\n")).unwrap();
+            }
+            if let Some(o) = ops {
+                fs::write(dir.join("root/ops"), format!("{o}\n")).unwrap();
+            }
+            Self(dir)
+        }
+    }
+
+    impl Drop for FakeSysfs {
+        fn drop(&mut self) {
+            let _ = fs::remove_dir_all(&self.0);
+        }
+    }
+
+    #[test]
+    fn kernel_without_sched_ext_is_named() {
+        let sys = FakeSysfs::new("nosched", None, None);
+        let err = check_sched_ext(&sys.0).unwrap_err().to_string();
+        assert!(err.contains("this kernel has no sched_ext"), "{err}");
+        assert!(err.contains("CONFIG_SCHED_CLASS_EXT"), "{err}");
+    }
+
+    #[test]
+    fn non_root_is_refused_and_root_accepted() {
+        let err = check_root(1000).unwrap_err().to_string();
+        assert!(err.contains("must be run as root"), "{err}");
+        check_root(0).unwrap();
+    }
+
+    #[test]
+    fn a_loaded_scheduler_is_named() {
+        let sys = FakeSysfs::new("loaded", Some("enabled"), Some("scx_bpfland_1.1.4"));
+        let err = check_no_other_scheduler(&sys.0).unwrap_err().to_string();
+        assert!(err.contains("already loaded (scx_bpfland_1.1.4"), "{err}");
+    }
+
+    #[test]
+    fn a_scheduler_still_disabling_counts_as_loaded() {
+        let sys = FakeSysfs::new("disabling", Some("disabling"), None);
+        let err = check_no_other_scheduler(&sys.0).unwrap_err().to_string();
+        assert!(err.contains("state disabling"), "{err}");
+    }
+
+    #[test]
+    fn disabled_sched_ext_passes() {
+        let sys = FakeSysfs::new("free", Some("disabled"), None);
+        check_sched_ext(&sys.0).unwrap();
+        check_no_other_scheduler(&sys.0).unwrap();
+    }
+}

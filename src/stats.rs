@@ -183,3 +183,83 @@ pub fn monitor(intv: Duration, shutdown: Arc<AtomicBool>) -> Result<()> {
         |metrics| metrics.format(&mut std::io::stdout()),
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Counters whose slot i holds 1000 + i, so each field shows its slot.
+    fn numbered() -> Counters {
+        std::array::from_fn(|i| 1000 + i as u64)
+    }
+
+    #[test]
+    fn every_counter_lands_in_its_own_field() {
+        let m = Metrics::from_counters(&numbered(), 8, 2, 1);
+        let json = serde_json::to_value(&m).unwrap();
+        // The JSON field names in enum cadence_stat order, after the gauges.
+        let order = [
+            "select_prev_core",
+            "select_llc_core",
+            "select_any_core",
+            "select_prev_cpu",
+            "select_llc_cpu",
+            "select_any_cpu",
+            "select_busy",
+            "enq_pinned",
+            "enq_idle",
+            "enq_llc",
+            "dispatch_cpu",
+            "dispatch_llc",
+            "dispatch_steal",
+            "dispatch_keep",
+            "tick_preempt",
+        ];
+        assert_eq!(order.len(), NR_STATS, "a counter is missing from Metrics");
+        for (i, name) in order.iter().enumerate() {
+            assert_eq!(json[name], 1000 + i as u64, "{name}");
+        }
+        assert_eq!(json["nr_cpus"], 8);
+        assert_eq!(json["nr_llcs"], 2);
+        assert_eq!(json["nr_restarts"], 1);
+    }
+
+    #[test]
+    fn per_cpu_copies_are_summed() {
+        let a = numbered();
+        let b = [1u64; NR_STATS];
+        let sum = sum_counters([&a, &b]);
+        assert!(sum.iter().enumerate().all(|(i, v)| *v == 1001 + i as u64));
+    }
+
+    #[test]
+    fn delta_counts_growth_and_keeps_gauges() {
+        let before = Metrics::from_counters(&[5; NR_STATS], 4, 1, 0);
+        let after = Metrics::from_counters(&[12; NR_STATS], 3, 1, 1);
+        let d = after.delta(&before);
+        assert_eq!(d.enq_llc, 7);
+        assert_eq!(d.tick_preempt, 7);
+        assert_eq!((d.nr_cpus, d.nr_llcs, d.nr_restarts), (3, 1, 1));
+    }
+
+    #[test]
+    fn delta_after_a_restart_counts_from_zero() {
+        // After hotplug the BPF maps are new and the counters start over.
+        let before = Metrics::from_counters(&[500; NR_STATS], 4, 1, 0);
+        let after = Metrics::from_counters(&[20; NR_STATS], 4, 1, 1);
+        assert_eq!(after.delta(&before).dispatch_llc, 20);
+    }
+
+    #[test]
+    fn format_is_one_line_with_every_group() {
+        let mut out = Vec::new();
+        Metrics::from_counters(&numbered(), 4, 1, 0)
+            .format(&mut out)
+            .unwrap();
+        let line = String::from_utf8(out).unwrap();
+        assert_eq!(line.lines().count(), 1);
+        for part in ["cpus 4", "wake:", "enq:", "dsp:", "preempt 1014"] {
+            assert!(line.contains(part), "{part} missing in {line}");
+        }
+    }
+}

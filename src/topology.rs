@@ -3,7 +3,7 @@
 //! It comes from scx_utils' Topology, which reads LLC ids from sysfs correctly;
 //! the kernel's LLC ids may be sparse, the BPF tables want them dense.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use anyhow::{Result, bail};
 
@@ -26,11 +26,12 @@ impl LlcMap {
         if pairs.is_empty() {
             bail!("no online CPUs found in the topology");
         }
-        let mut dense: BTreeMap<usize, u32> = BTreeMap::new();
-        for llc in pairs.values() {
-            let next = dense.len() as u32;
-            dense.entry(*llc).or_insert(next);
-        }
+        let kernel_ids: BTreeSet<usize> = pairs.values().copied().collect();
+        let dense: BTreeMap<usize, u32> = kernel_ids
+            .into_iter()
+            .enumerate()
+            .map(|(idx, id)| (id, idx as u32))
+            .collect();
         let max_cpus = bpf_intf::cadence_consts_CADENCE_MAX_CPUS as usize;
         let max_llcs = bpf_intf::cadence_consts_CADENCE_MAX_LLCS as usize;
         if let Some((&cpu, _)) = pairs.iter().next_back().filter(|(c, _)| **c >= max_cpus) {
@@ -65,5 +66,46 @@ impl LlcMap {
 
     pub fn nr_llcs(&self) -> usize {
         self.llc_nr_cpus.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sparse_llc_ids_become_dense_in_kernel_order() {
+        // Two LLCs with kernel ids 7 and 3, CPUs interleaved between them.
+        let map = LlcMap::from_pairs([(0, 7), (1, 3), (2, 7), (3, 3), (4, 7)]).unwrap();
+        assert_eq!(map.cpu_llc, vec![(0, 1), (1, 0), (2, 1), (3, 0), (4, 1)]);
+        assert_eq!(map.llc_nr_cpus, vec![2, 3]);
+        assert_eq!(map.nr_llcs(), 2);
+    }
+
+    #[test]
+    fn offline_cpus_leave_holes_in_cpu_ids() {
+        let map = LlcMap::from_pairs([(0, 0), (2, 0), (5, 1)]).unwrap();
+        assert_eq!(map.cpu_llc, vec![(0, 0), (2, 0), (5, 1)]);
+        assert_eq!(map.llc_nr_cpus, vec![2, 1]);
+    }
+
+    #[test]
+    fn no_cpus_is_an_error() {
+        let err = LlcMap::from_pairs([]).unwrap_err();
+        assert!(err.to_string().contains("no online CPUs"), "{err}");
+    }
+
+    #[test]
+    fn cpu_beyond_the_bpf_tables_is_refused() {
+        let max = bpf_intf::cadence_consts_CADENCE_MAX_CPUS as usize;
+        let err = LlcMap::from_pairs([(0, 0), (max, 0)]).unwrap_err();
+        assert!(err.to_string().contains(&format!("CPU {max}")), "{err}");
+    }
+
+    #[test]
+    fn too_many_llcs_are_refused() {
+        let max = bpf_intf::cadence_consts_CADENCE_MAX_LLCS as usize;
+        let err = LlcMap::from_pairs((0..=max).map(|i| (i, i))).unwrap_err();
+        assert!(err.to_string().contains("LLCs found"), "{err}");
     }
 }

@@ -22,7 +22,7 @@ APT_PACKAGES=(clang-19 llvm-19 libelf-dev zlib1g-dev pkg-config bpftool
 	libseccomp-dev python3-venv busybox-static procps util-linux xz-utils
 	# udevd: virtme-ng-init needs it to find the virtio-serial ports that carry
 	# the guest command's stdout, stderr and exit code back to the host.
-	udev)
+	udev clang-format-19)
 
 install_apt() {
 	local missing=()

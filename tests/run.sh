@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# The whole test suite, from a fresh Debian 12 machine (run as root):
+# installs what it needs (tests/vm/setup.sh), checks formatting and lints,
+# runs the host tests (cargo test) and then the VM tests (tests/vm/run.sh).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+CACHE=${SCX_CADENCE_CACHE:-$ROOT/.cache}
+cd "$ROOT"
+
+command -v cargo >/dev/null || {
+	echo "tests/run.sh: cargo not found: install Rust >= 1.91 with rustup" >&2
+	exit 1
+}
+tests/vm/setup.sh
+# shellcheck source=/dev/null
+. "$CACHE/env"
+
+echo "== format and lints"
+cargo fmt --check
+clang-format-19 --dry-run -Werror bpf/*.c bpf/*.h
+cargo clippy --locked --all-targets -- -D warnings
+
+echo "== host tests"
+cargo test --locked
+
+echo "== VM tests"
+tests/vm/run.sh

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Boots the sched_ext kernel under QEMU (TCG) with the host's root file system
+# read-only, runs one command inside, and returns its output and exit code.
+#
+#   tests/vm/boot.sh [--cpus N] [--smp S,C,T] [--memory SIZE] [--out DIR] -- CMD...
+#
+#   --cpus N       vCPUs (default 4)
+#   --smp S,C,T    topology: sockets, cores per socket, threads per core
+#                  (S*C*T must equal N), e.g. --cpus 8 --smp 1,2,4
+#   --memory SIZE  guest memory (default 2G)
+#   --out DIR      a host directory the guest may write (default tests/vm/out);
+#                  the command starts in it, and it is exported as $VM_OUT
+#
+# Inside, bpffs is mounted on /sys/fs/bpf and $VM_ROOT is the repository.
+# Runs tests/vm/setup.sh first if the kernel and tools are not cached yet.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+CACHE=${SCX_CADENCE_CACHE:-$ROOT/.cache}
+
+cpus=4 smp="" memory=2G out=$ROOT/tests/vm/out
+while [ $# -gt 0 ]; do
+	case $1 in
+	--cpus) cpus=$2 && shift 2 ;;
+	--smp) smp=$2 && shift 2 ;;
+	--memory) memory=$2 && shift 2 ;;
+	--out) out=$2 && shift 2 ;;
+	--) shift && break ;;
+	*)
+		echo "boot.sh: unknown option $1" >&2
+		exit 2
+		;;
+	esac
+done
+[ $# -gt 0 ] || {
+	echo "boot.sh: no command given (usage: boot.sh [options] -- CMD...)" >&2
+	exit 2
+}
+
+[ -f "$CACHE/env" ] || "$ROOT/tests/vm/setup.sh"
+# shellcheck source=/dev/null
+. "$CACHE/env"
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+
+qemu_opts=()
+if [ -n "$smp" ]; then
+	IFS=, read -r sockets cores threads <<<"$smp"
+	[ $((sockets * cores * threads)) -eq "$cpus" ] || {
+		echo "boot.sh: --smp $smp does not make $cpus CPUs" >&2
+		exit 2
+	}
+	qemu_opts=(--qemu-opts="-smp $cpus,sockets=$sockets,dies=1,cores=$cores,threads=$threads")
+fi
+
+# KVM's CPU model here lacks instructions the 7.x kernel needs: use TCG.
+guest_cmd="mount -t bpf bpf /sys/fs/bpf 2>/dev/null; export VM_ROOT='$ROOT' VM_OUT='$out'; cd '$out' && $*"
+exec vng -r "$SCX_CADENCE_KERNEL" --disable-kvm --cpus "$cpus" --memory "$memory" \
+	--rwdir="$out" "${qemu_opts[@]}" -- "$guest_cmd"

@@ -1,0 +1,189 @@
+# VM test cases for the base scheduler (issue 2). Sourced by run.sh after
+# lib.sh; each case_* runs in its own shell and fails by returning non-zero.
+
+# (a) Loading: sched_ext reports the scheduler enabled, under our name.
+case_load() {
+	start_sched "$VM_OUT/load.sched.log" || return 1
+	[ "$(sched_state)" = enabled ] || fail "state is $(sched_state)"
+	stop_sched
+}
+
+# (b) 30+ s of mixed load with the scheduler attached throughout; every
+# workload completes and the kernel has nothing to complain about.
+case_mixed_load() {
+	local seq0 n log=$VM_OUT/mixed.sched.log
+	n=$(nproc)
+	start_sched "$log" --stats 5 || return 1
+	seq0=$(enable_seq)
+
+	# CPU, fork and affinity-churn stressors, as sched-ext's CI runs them.
+	stress-ng --aggressive --cpu "$n" --fork 2 --affinity 2 --timeout 35s \
+		--metrics-brief >"$VM_OUT/mixed.stress.log" 2>&1 &
+	local p_stress=$!
+	# hackbench, back to back for 30 s.
+	(
+		end=$((SECONDS + 30))
+		while [ $SECONDS -lt $end ]; do hackbench -g 4 -l 50 || exit 1; done
+	) >"$VM_OUT/mixed.hackbench.log" 2>&1 &
+	local p_hack=$!
+	# Sleep/wake heavy: many threads sleeping for random short times, and
+	# pairs of processes switching through pipes.
+	stress-ng --sleep 4 --switch 2 --timeout 35s >"$VM_OUT/mixed.sleepwake.log" 2>&1 &
+	local p_wake=$!
+
+	local detached=""
+	while kill -0 $p_stress 2>/dev/null || kill -0 $p_hack 2>/dev/null || kill -0 $p_wake 2>/dev/null; do
+		[ "$(sched_state)" = enabled ] || detached="state became $(sched_state)"
+		kill -0 "$SCHED_PID" 2>/dev/null || detached="the loader exited"
+		sleep 1
+	done
+	wait $p_stress || fail "stress-ng (cpu/fork/affinity) failed: $(tail -n 2 "$VM_OUT/mixed.stress.log")" || return 1
+	wait $p_hack || fail "hackbench failed: $(tail -n 2 "$VM_OUT/mixed.hackbench.log")" || return 1
+	wait $p_wake || fail "stress-ng (sleep/switch) failed: $(tail -n 2 "$VM_OUT/mixed.sleepwake.log")" || return 1
+	[ -z "$detached" ] || fail "scheduler not attached throughout: $detached" || return 1
+	[ "$(enable_seq)" = "$seq0" ] || fail "scheduler re-attached during the load" || return 1
+	local bad
+	bad=$(kernel_complaints)
+	[ -z "$bad" ] || fail "dmesg: $(echo "$bad" | head -n 3)" || return 1
+	grep -q '^\[scx_cadence\] cpus' "$log" || fail "--stats printed no stats" || return 1
+	stop_sched
+}
+
+# (c) SIGINT: clean exit, code 0, back to the kernel's scheduler, reason logged.
+case_sigint() {
+	local log=$VM_OUT/sigint.sched.log rc
+	start_sched "$log" || return 1
+	stop_sched
+	rc=$?
+	[ $rc -eq 0 ] || fail "exit code $rc after SIGINT" || return 1
+	wait_state disabled 5 || fail "state is $(sched_state) after SIGINT" || return 1
+	grep -q 'EXIT: unregistered from user space' "$log" || fail "exit reason not logged: $(tail -n 2 "$log")"
+}
+
+# SIGTERM behaves like SIGINT.
+case_sigterm() {
+	local log=$VM_OUT/sigterm.sched.log rc
+	start_sched "$log" || return 1
+	kill -TERM "$SCHED_PID"
+	wait "$SCHED_PID"
+	rc=$?
+	[ $rc -eq 0 ] || fail "exit code $rc after SIGTERM" || return 1
+	wait_state disabled 5 || fail "state is $(sched_state) after SIGTERM"
+}
+
+# (d) kill -9 of the loader: the kernel falls back to EEVDF by itself, and
+# work started afterwards completes.
+case_kill9() {
+	start_sched "$VM_OUT/kill9.sched.log" || return 1
+	kill -KILL "$SCHED_PID"
+	wait "$SCHED_PID" 2>/dev/null
+	wait_state disabled 10 || fail "state is $(sched_state) 10 s after kill -9" || return 1
+	timeout 120 hackbench -g 2 -l 50 >/dev/null || fail "hackbench after kill -9 did not complete" || return 1
+	[ "$(sched_state)" = disabled ] || fail "state is $(sched_state)"
+}
+
+# (e) CPU hotplug while running: the scheduler restarts itself and is attached
+# again within 20 s, after the CPU goes offline and after it comes back.
+case_hotplug() {
+	local log=$VM_OUT/hotplug.sched.log cpu=/sys/devices/system/cpu/cpu1/online seq
+	[ -w $cpu ] || fail "cpu1 cannot be taken offline here" || return 1
+	start_sched "$log" || return 1
+	for state in 0 1; do
+		seq=$(enable_seq)
+		echo $state >$cpu || fail "writing $state to $cpu failed" || return 1
+		local deadline=$((SECONDS + 20))
+		while [ $SECONDS -lt $deadline ]; do
+			[ "$(enable_seq)" != "$seq" ] && [ "$(sched_state)" = enabled ] && break
+			sleep 0.2
+		done
+		[ "$(enable_seq)" != "$seq" ] && [ "$(sched_state)" = enabled ] ||
+			fail "not attached again within 20 s of cpu1 online=$state: $(tail -n 3 "$log" | tr '\n' ' ')" ||
+			return 1
+		kill -0 "$SCHED_PID" || fail "the loader exited" || return 1
+	done
+	grep -q 'restarting after a topology change (#2)' "$log" || fail "no restart logged"
+	stop_sched || fail "exit code $? after SIGINT"
+}
+
+# (f) Nice weights: two hogs pinned to one CPU at nice 0 and nice 5 share it
+# in the kernel's ratio 1024/335 = 3.057, within 10%.
+case_nice_ratio() {
+	start_sched "$VM_OUT/nice.sched.log" || return 1
+	local a b a0 b0 a1 b1
+	a=$(hog 1 0)
+	b=$(hog 1 5)
+	sleep 2
+	a0=$(cpu_ticks "$a") b0=$(cpu_ticks "$b")
+	sleep 20
+	a1=$(cpu_ticks "$a") b1=$(cpu_ticks "$b")
+	kill "$a" "$b"
+	local verdict
+	verdict=$(awk -v a=$((a1 - a0)) -v b=$((b1 - b0)) 'BEGIN {
+		want = 1024 / 335
+		if (b <= 0) { print "FAIL nice-5 hog got no CPU time"; exit }
+		r = a / b
+		printf "%s ratio %.3f (nice0 %d ticks, nice5 %d ticks), want %.3f +-10%%\n",
+			(r > want * 0.9 && r < want * 1.1) ? "ok" : "FAIL", r, a, b, want
+	}')
+	echo "$verdict"
+	case $verdict in ok*) ;; *) return 1 ;; esac
+	stop_sched
+}
+
+# ops.dump: the kernel's SysRq-D debug dump, which it emits through the
+# sched_ext_dump tracepoint, includes scx_cadence's own lines.
+case_dump() {
+	local tr=/sys/kernel/tracing
+	[ -d $tr/events ] || mount -t tracefs tracefs $tr || fail "no tracefs" || return 1
+	start_sched "$VM_OUT/dump.sched.log" || return 1
+	echo 1 >$tr/events/sched_ext/sched_ext_dump/enable || fail "no sched_ext_dump tracepoint" || return 1
+	echo >$tr/trace
+	echo 1 >/proc/sys/kernel/sysrq
+	hackbench -g 2 -l 20 >/dev/null &
+	local p_hack=$!
+	echo D >/proc/sysrq-trigger
+	wait $p_hack
+	echo 0 >$tr/events/sched_ext/sched_ext_dump/enable
+	grep 'sched_ext_dump:' $tr/trace >"$VM_OUT/dump.trace"
+	grep -q 'scx_cadence: vtime_now=' "$VM_OUT/dump.trace" ||
+		fail "no scx_cadence lines in the SysRq-D dump ($(wc -l <"$VM_OUT/dump.trace") dump lines)" || return 1
+	[ "$(sched_state)" = enabled ] || fail "the dump disturbed the scheduler" || return 1
+	stop_sched
+}
+
+# Bad input: a second instance fails with one clear line and does not disturb
+# the first.
+case_second_instance() {
+	start_sched "$VM_OUT/first.sched.log" || return 1
+	local seq out rc
+	seq=$(enable_seq)
+	out=$("$SCHED" 2>&1)
+	rc=$?
+	[ $rc -ne 0 ] || fail "second instance exited 0" || return 1
+	[ "$(echo "$out" | wc -l)" -eq 1 ] || fail "expected one line, got: $out" || return 1
+	echo "$out" | grep -q 'already loaded' || fail "unclear error: $out" || return 1
+	[ "$(sched_state)" = enabled ] && [ "$(enable_seq)" = "$seq" ] || fail "first instance disturbed" || return 1
+	kill -0 "$SCHED_PID" || fail "first instance exited" || return 1
+	stop_sched
+}
+
+# Bad input: not root. One line, non-zero, nothing attached.
+case_not_root() {
+	local out rc
+	out=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$SCHED" 2>&1)
+	rc=$?
+	[ $rc -ne 0 ] || fail "ran as uid 65534 and exited 0" || return 1
+	[ "$(echo "$out" | wc -l)" -eq 1 ] || fail "expected one line, got: $out" || return 1
+	echo "$out" | grep -q 'must be run as root' || fail "unclear error: $out" || return 1
+	[ "$(sched_state)" = disabled ] || fail "state is $(sched_state)"
+}
+
+# Bad input: an unknown option. One line, exit 2, nothing attached.
+case_unknown_option() {
+	local out rc
+	out=$("$SCHED" --no-such-option 2>&1)
+	rc=$?
+	[ $rc -eq 2 ] || fail "exit code $rc, want 2" || return 1
+	[ "$(echo "$out" | wc -l)" -eq 1 ] || fail "expected one line, got: $out" || return 1
+	[ "$(sched_state)" = disabled ] || fail "state is $(sched_state)"
+}

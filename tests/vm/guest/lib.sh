@@ -1,0 +1,63 @@
+# Helpers for the test cases that run inside the VM (sourced, not executed).
+# Expects VM_ROOT and VM_OUT from boot.sh.
+
+SCHED=${SCHED:-$VM_ROOT/target/release/scx_cadence}
+SCX=/sys/kernel/sched_ext
+
+sched_state() { cat $SCX/state; }
+enable_seq() { cat $SCX/enable_seq; }
+
+# wait_state STATE SECONDS: poll until sched_ext is in STATE.
+wait_state() {
+	local want=$1 deadline=$((SECONDS + $2))
+	while [ $SECONDS -lt "$deadline" ]; do
+		[ "$(sched_state)" = "$want" ] && return 0
+		sleep 0.2
+	done
+	[ "$(sched_state)" = "$want" ]
+}
+
+# fail MSG: report why the current case failed (the runner prints it).
+fail() {
+	echo "FAIL: $*"
+	return 1
+}
+
+# start_sched LOG [ARGS...]: start scx_cadence in the background, logging to
+# LOG, and wait until the kernel reports it enabled. Sets SCHED_PID.
+start_sched() {
+	local log=$1
+	shift
+	"$SCHED" "$@" >"$log" 2>&1 &
+	SCHED_PID=$!
+	if ! wait_state enabled 30; then
+		fail "scx_cadence did not attach within 30 s: $(tail -n 3 "$log" | tr '\n' ' ')"
+		return 1
+	fi
+	case $(cat $SCX/root/ops) in
+	scx_cadence*) ;;
+	*) fail "root/ops is '$(cat $SCX/root/ops)', not scx_cadence" && return 1 ;;
+	esac
+}
+
+# stop_sched: SIGINT and wait; returns the loader's exit code.
+stop_sched() {
+	kill -INT "$SCHED_PID" 2>/dev/null
+	wait "$SCHED_PID"
+}
+
+# cpu_ticks PID: user + system time of PID, in clock ticks (/proc/PID/stat).
+cpu_ticks() {
+	awk '{ print $14 + $15 }' "/proc/$1/stat"
+}
+
+# kernel_complaints: lines of dmesg that mean the kernel was unhappy.
+kernel_complaints() {
+	dmesg | grep -E 'stall|BUG:|WARNING:' || true
+}
+
+# hog CPU NICE: a busy loop pinned to CPU at NICE, in the background; prints its PID.
+hog() {
+	nice -n "$2" taskset -c "$1" sh -c 'while :; do :; done' >/dev/null 2>&1 &
+	echo $!
+}

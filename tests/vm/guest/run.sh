@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Runs test cases inside the VM: every function named case_* in the given
+# files, each in its own shell with a time limit, one after the other.
+# Prints "ok NAME" or "FAIL NAME" per case, keeps each case's output in
+# $VM_OUT/NAME.log, and writes the tally to $VM_OUT/results.
+#   run.sh FILE... [-k PATTERN]   (PATTERN: run only cases whose name matches)
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+pattern=""
+files=()
+while [ $# -gt 0 ]; do
+	case $1 in
+	-k) pattern=$2 && shift 2 ;;
+	*) files+=("$1") && shift ;;
+	esac
+done
+
+# Longest a case may take; the mixed-load case needs about a minute under TCG.
+CASE_TIMEOUT=${CASE_TIMEOUT:-300}
+
+passed=0 failed=0
+: >"$VM_OUT/results"
+for f in "${files[@]}"; do
+	for name in $(bash -c ". '$f'; declare -F" | awk '$3 ~ /^case_/ { print $3 }'); do
+		[ -n "$pattern" ] && [[ $name != *$pattern* ]] && continue
+		log=$VM_OUT/$name.log
+		timeout -k 10 "$CASE_TIMEOUT" bash -c ". '$HERE/lib.sh'; . '$f'; set -u; $name" >"$log" 2>&1
+		rc=$?
+		# Leave no scheduler behind for the next case.
+		pkill -INT -x scx_cadence 2>/dev/null && sleep 2
+		pkill -KILL -x scx_cadence 2>/dev/null
+		if [ $rc -eq 0 ]; then
+			passed=$((passed + 1))
+			echo "ok $name" | tee -a "$VM_OUT/results"
+		else
+			failed=$((failed + 1))
+			[ $rc -eq 124 ] && echo "FAIL: timed out after ${CASE_TIMEOUT}s" >>"$log"
+			echo "FAIL $name: $(grep -m1 '^FAIL' "$log" || tail -n 1 "$log")" | tee -a "$VM_OUT/results"
+		fi
+	done
+done
+echo "vm: $passed passed, $failed failed" | tee -a "$VM_OUT/results"
+[ $failed -eq 0 ] && [ $passed -gt 0 ]
