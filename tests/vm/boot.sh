@@ -10,6 +10,7 @@
 #   --memory SIZE  guest memory (default 2G)
 #   --out DIR      a host directory the guest may write (default tests/vm/out);
 #                  the command starts in it, and it is exported as $VM_OUT
+#   --console      also print the kernel console (boot log, oopses)
 #
 # Inside, bpffs is mounted on /sys/fs/bpf and $VM_ROOT is the repository.
 # Runs tests/vm/setup.sh first if the kernel and tools are not cached yet.
@@ -18,13 +19,14 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 CACHE=${SCX_CADENCE_CACHE:-$ROOT/.cache}
 
-cpus=4 smp="" memory=2G out=$ROOT/tests/vm/out
+cpus=4 smp="" memory=2G out=$ROOT/tests/vm/out verbose=()
 while [ $# -gt 0 ]; do
 	case $1 in
 	--cpus) cpus=$2 && shift 2 ;;
 	--smp) smp=$2 && shift 2 ;;
 	--memory) memory=$2 && shift 2 ;;
 	--out) out=$2 && shift 2 ;;
+	--console) verbose=(-v) && shift ;;
 	--) shift && break ;;
 	*)
 		echo "boot.sh: unknown option $1" >&2
@@ -55,5 +57,5 @@ fi
 
 # KVM's CPU model here lacks instructions the 7.x kernel needs: use TCG.
 guest_cmd="mount -t bpf bpf /sys/fs/bpf 2>/dev/null; export VM_ROOT='$ROOT' VM_OUT='$out'; cd '$out' && $*"
-exec vng -r "$SCX_CADENCE_KERNEL" --disable-kvm --cpus "$cpus" --memory "$memory" \
+exec vng "${verbose[@]}" -r "$SCX_CADENCE_KERNEL" --disable-kvm --cpus "$cpus" --memory "$memory" \
 	--rwdir="$out" "${qemu_opts[@]}" -- "$guest_cmd"

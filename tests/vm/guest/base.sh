@@ -131,14 +131,15 @@ case_nice_ratio() {
 }
 
 # ops.dump: the kernel's SysRq-D debug dump, which it emits through the
-# sched_ext_dump tracepoint, includes scx_cadence's own lines.
+# sched_ext_dump tracepoint, includes scx_cadence's own lines. (Writing to
+# /proc/sysrq-trigger works whatever kernel.sysrq says; enabling all SysRq
+# keys would let stray bytes on the serial console act as commands.)
 case_dump() {
 	local tr=/sys/kernel/tracing
 	[ -d $tr/events ] || mount -t tracefs tracefs $tr || fail "no tracefs" || return 1
 	start_sched "$VM_OUT/dump.sched.log" || return 1
 	echo 1 >$tr/events/sched_ext/sched_ext_dump/enable || fail "no sched_ext_dump tracepoint" || return 1
 	echo >$tr/trace
-	echo 1 >/proc/sys/kernel/sysrq
 	hackbench -g 2 -l 20 >/dev/null &
 	local p_hack=$!
 	echo D >/proc/sysrq-trigger

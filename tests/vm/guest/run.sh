@@ -2,7 +2,9 @@
 # Runs test cases inside the VM: every function named case_* in the given
 # files, each in its own shell with a time limit, one after the other.
 # Prints "ok NAME" or "FAIL NAME" per case, keeps each case's output in
-# $VM_OUT/NAME.log, and writes the tally to $VM_OUT/results.
+# $VM_OUT/NAME.log, and writes the tally to $VM_OUT/results. Cases that
+# already have a line in $VM_OUT/results (from an earlier boot whose VM died)
+# are not run again; the case under way is named in $VM_OUT/current.
 #   run.sh FILE... [-k PATTERN]   (PATTERN: run only cases whose name matches)
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -18,11 +20,16 @@ done
 # Longest a case may take; the mixed-load case needs about a minute under TCG.
 CASE_TIMEOUT=${CASE_TIMEOUT:-300}
 
-passed=0 failed=0
-: >"$VM_OUT/results"
+touch "$VM_OUT/results"
+sed -i '/^vm: /d' "$VM_OUT/results"
+passed=$(grep -c '^ok ' "$VM_OUT/results")
+failed=$(grep -c '^FAIL ' "$VM_OUT/results")
 for f in "${files[@]}"; do
 	for name in $(bash -c ". '$f'; declare -F" | awk '$3 ~ /^case_/ { print $3 }'); do
 		[ -n "$pattern" ] && [[ $name != *$pattern* ]] && continue
+		grep -qE "^(ok|FAIL) $name(:|\$)" "$VM_OUT/results" && continue
+		echo "$name" >"$VM_OUT/current"
+		sync
 		log=$VM_OUT/$name.log
 		timeout -k 10 "$CASE_TIMEOUT" bash -c ". '$HERE/lib.sh'; . '$f'; set -u; $name" >"$log" 2>&1
 		rc=$?
@@ -39,5 +46,6 @@ for f in "${files[@]}"; do
 		fi
 	done
 done
+rm -f "$VM_OUT/current"
 echo "vm: $passed passed, $failed failed" | tee -a "$VM_OUT/results"
 [ $failed -eq 0 ] && [ $passed -gt 0 ]

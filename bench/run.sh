@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Benchmarks EEVDF (the kernel's default), scx_cadence and scx_bpfland side by
+# side in one VM boot, alternating them round by round, and writes a table of
+# medians and ratios against EEVDF to bench/results/<date>.md.
+#   bench/run.sh [ROUNDS]    (default 5)
+# No assertions: under TCG timings move by tens of percent from run to run,
+# which is why every scheduler runs in the same boot, interleaved.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+CACHE=${SCX_CADENCE_CACHE:-$ROOT/.cache}
+rounds=${1:-5}
+case $rounds in
+'' | *[!0-9]* | 0)
+	echo "bench/run.sh: ROUNDS must be a positive whole number" >&2
+	exit 2
+	;;
+esac
+
+"$ROOT/tests/vm/setup.sh"
+# shellcheck source=/dev/null
+. "$CACHE/env"
+cargo build --release --locked --manifest-path "$ROOT/Cargo.toml" 2>&1 | tail -n 1
+
+# Peers from crates.io, built the same way as scx_cadence (about 6 min, once).
+BPFLAND_VERSION=1.1.4
+bpfland=$CACHE/peers/bin/scx_bpfland
+have=$("$bpfland" --version 2>/dev/null || true)
+if [[ $have != *"$BPFLAND_VERSION"* ]]; then
+	echo "bench: cargo install scx_bpfland@$BPFLAND_VERSION (once)"
+	cargo install -q --locked "scx_bpfland@$BPFLAND_VERSION" --root "$CACHE/peers"
+fi
+
+cpus=4
+out=$ROOT/bench/out/$(date +%Y%m%d-%H%M%S)
+mkdir -p "$out"
+"$ROOT/tests/vm/boot.sh" --cpus $cpus --memory 2G --out "$out" -- \
+	bash "$ROOT/bench/guest.sh" "$rounds" eevdf \
+	"scx_cadence=$ROOT/target/release/scx_cadence" \
+	"scx_bpfland=$bpfland"
+
+date=$(date +%Y-%m-%d)
+result=$ROOT/bench/results/$date.md
+{
+	echo "# scx_cadence benchmarks, $date"
+	echo
+	echo "Commit $(git -C "$ROOT" rev-parse --short HEAD), $rounds rounds, schedulers interleaved"
+	echo "(order rotated each round) in one boot."
+	echo
+	echo "- Host: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)),"
+	echo "  $(free -g | awk '/Mem:/ { print $2 }') GiB, $(. /etc/os-release && echo "$PRETTY_NAME"), kernel $(uname -r)."
+	echo "- Guest: QEMU TCG (no KVM), $cpus vCPUs, 2 GiB, Debian kernel $SCX_CADENCE_KERNEL_VERSION,"
+	echo "  virtme-ng with the host's root file system."
+	echo "- Peers: scx_bpfland $BPFLAND_VERSION from crates.io, default options."
+	echo
+	echo "Medians; in parentheses the ratio to EEVDF's median (lower is better)."
+	echo
+	python3 "$ROOT/bench/summarize.py" "$out/raw.csv" "$out/bpf.csv"
+} >"$result"
+cat "$result"
+echo "bench: written to $result"

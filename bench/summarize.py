@@ -1,0 +1,76 @@
+#!/usr/bin/env python3
+"""Turns bench/guest.sh's raw CSV into an MMTests-like table: the median of
+each metric per scheduler, and its ratio to EEVDF's median from the same run
+(below 1.00 is better for every metric here: all are times or latencies).
+Then the mean BPF cost per callback of each sched_ext scheduler.
+
+    summarize.py RAW_CSV BPF_CSV
+"""
+
+import collections
+import statistics
+import sys
+
+BASELINE = "eevdf"
+METRICS = {
+    "hackbench_s": "hackbench -g 4 -l 200 (s)",
+    "pipe_s": "perf bench sched pipe -l 20000 (s)",
+    "cyclictest_avg_us": "cyclictest avg, all CPUs busy (us)",
+    "cyclictest_max_us": "cyclictest max, all CPUs busy (us)",
+}
+
+
+def read_rows(path):
+    with open(path) as f:
+        return [line.strip().split(",") for line in f if line.strip()]
+
+
+def main(raw_path, bpf_path):
+    values = collections.defaultdict(list)
+    order = []
+    for _round, sched, metric, value in read_rows(raw_path):
+        if sched not in order:
+            order.append(sched)
+        if value:
+            values[(sched, metric)].append(float(value))
+    order.sort(key=lambda s: (s != BASELINE, s))
+
+    runs = {s: max((len(values[(s, m)]) for m in METRICS), default=0) for s in order}
+    print("| metric | " + " | ".join(f"{s} (n={runs[s]})" for s in order) + " |")
+    print("|---|" + "---|" * len(order))
+    for metric, label in METRICS.items():
+        base = values.get((BASELINE, metric))
+        base_med = statistics.median(base) if base else None
+        cells = []
+        for s in order:
+            v = values.get((s, metric))
+            if not v:
+                cells.append("-")
+                continue
+            med = statistics.median(v)
+            ratio = f" ({med / base_med:.2f}x)" if base_med and s != BASELINE else ""
+            cells.append(f"{med:.3f}{ratio}")
+        print(f"| {label} | " + " | ".join(cells) + " |")
+
+    cost = collections.defaultdict(lambda: [0, 0])
+    for sched, prog, ns, cnt in read_rows(bpf_path):
+        cost[(sched, prog)][0] += int(ns)
+        cost[(sched, prog)][1] += int(cnt)
+    if not cost:
+        return
+    print()
+    print("Mean BPF cost per callback (ns, run_time_ns / run_cnt, all rounds):")
+    print()
+    print("| scheduler | callback | calls | ns/call |")
+    print("|---|---|---|---|")
+    totals = collections.defaultdict(lambda: [0, 0])
+    for (sched, prog), (ns, cnt) in sorted(cost.items()):
+        print(f"| {sched} | {prog} | {cnt} | {ns / cnt:.0f} |")
+        totals[sched][0] += ns
+        totals[sched][1] += cnt
+    for sched, (ns, cnt) in sorted(totals.items()):
+        print(f"| {sched} | **all callbacks** | {cnt} | **{ns / cnt:.0f}** |")
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:3])
