@@ -18,11 +18,12 @@ CASES=("$ROOT/tests/vm/guest/base.sh")
 
 out=$ROOT/tests/vm/out/$(date +%Y%m%d-%H%M%S)
 mkdir -p "$out"
-# Under TCG a guest kernel occasionally oopses on an int3 left by live code
-# patching (static keys flipped when a sched_ext scheduler attaches), in
-# kernel code that is not scx_cadence's. When the VM dies, its console is
-# shown and the cases not yet done run again in a fresh boot; a case during
-# which the VM dies twice fails.
+# Under multi-threaded TCG the guest kernel oopses on an int3 left by live
+# code patching (static keys flipped when a sched_ext scheduler attaches), in
+# kernel code that is not scx_cadence's; boot.sh therefore runs TCG on one
+# thread, where it has not been seen. As a safety net, when the VM dies its
+# console is shown and the cases not yet done run again in a fresh boot; a
+# case during which the VM dies twice fails.
 MAX_BOOTS=3
 died_in=""
 for boot in $(seq $MAX_BOOTS); do

@@ -188,3 +188,18 @@ case_unknown_option() {
 	[ "$(echo "$out" | wc -l)" -eq 1 ] || fail "expected one line, got: $out" || return 1
 	[ "$(sched_state)" = disabled ] || fail "state is $(sched_state)"
 }
+
+# --monitor is a client only: it prints the running instance's stats and
+# loads nothing of its own.
+case_monitor() {
+	start_sched "$VM_OUT/monitor.sched.log" || return 1
+	local seq out
+	seq=$(enable_seq)
+	hackbench -g 2 -l 100 >/dev/null &
+	out=$(timeout -s INT 4 "$SCHED" --monitor 1 2>&1)
+	wait $!
+	echo "$out"
+	echo "$out" | grep -q '^\[scx_cadence\] cpus [0-9]' || fail "no stats from --monitor" || return 1
+	[ "$(enable_seq)" = "$seq" ] && kill -0 "$SCHED_PID" || fail "--monitor disturbed the scheduler" || return 1
+	stop_sched
+}
