@@ -64,6 +64,11 @@ if [ -n "$smp" ]; then
 fi
 
 # KVM's CPU model here lacks instructions the 7.x kernel needs: use TCG.
-guest_cmd="mount -t bpf bpf /sys/fs/bpf 2>/dev/null; export VM_ROOT='$ROOT' VM_OUT='$out'; cd '$out' && $*"
+# The guest runs CMD with sh, after these lines (not "cd && CMD": a CMD whose
+# first line ends in & would take the cd into its background subshell).
+guest_cmd="mount -t bpf bpf /sys/fs/bpf 2>/dev/null
+export VM_ROOT='$ROOT' VM_OUT='$out'
+cd '$out' || exit 1
+$*"
 exec vng "${verbose[@]}" -r "$SCX_CADENCE_KERNEL" --disable-kvm --cpus "$cpus" --memory "$memory" \
 	--rwdir="$out" --qemu-opts="$qemu" -- "$guest_cmd"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The newcomer's demo: boots the sched_ext kernel in a VM, starts scx_cadence
+# The newcomer's demo (the guest part runs under sh: keep it POSIX): boots the sched_ext kernel in a VM, starts scx_cadence
 # with live stats every second, and runs a real workload under it (stress-ng
 # CPU/fork/affinity hogs, hackbench, and a sleep/wake-heavy mix), then stops
 # it with SIGINT so the exit reason shows.
@@ -31,8 +31,8 @@ exec "$ROOT/tests/vm/boot.sh" --cpus 4 --out "$out" -- "
 	echo '== workload: stress-ng cpu/fork/affinity + hackbench + sleep/switch for ${secs}s'
 	stress-ng --cpu 4 --fork 2 --affinity 1 --sleep 2 --switch 1 --timeout ${secs}s --metrics-brief >stress.log 2>&1 &
 	load=\$!
-	end=\$((SECONDS + ${secs}))
-	while [ \$SECONDS -lt \$end ]; do hackbench -g 2 -l 50 >/dev/null; done
+	end=\$((\$(date +%s) + ${secs}))
+	while [ \$(date +%s) -lt \$end ]; do hackbench -g 2 -l 50 >/dev/null; done
 	wait \$load && echo '== stress-ng completed' || echo '== stress-ng FAILED'
 	kill -INT \$sched
 	wait \$sched
