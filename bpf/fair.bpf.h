@@ -3,12 +3,20 @@
  * Weighted fairness: every task carries a virtual time that advances by
  * delta_ns * 1024 / weight while it runs (weight.bpf.h), and DSQs are ordered
  * by it, so over time CPU shares converge to the weight ratios, as in
- * CFS/EEVDF. A task that slept may come back at most slice_lag_ns of virtual
- * time behind the most advanced running task, so sleeping banks no more than
- * one lag's worth of priority.
+ * CFS/EEVDF. vtime_now, the frontier, is the largest vtime a task started
+ * running with. Lag is bounded both ways:
+ *   - a task that slept comes back at most slice_lag_ns behind the frontier,
+ *     so sleeping banks no more than one lag's worth of priority;
+ *   - no task is queued further ahead of it than two full slices plus one
+ *     tick of overrun (sched_ext enforces slices at the tick), scaled by the
+ *     task's weight, as EEVDF's update_entity_lag() bounds lag. That bound
+ *     is never reached by tasks that only run their slices, so weights stay
+ *     exact; it caps what a task can carry over from anything else.
  *
  * Slices shrink as load grows: slice_max_ns divided among the tasks waiting
- * for this CPU, never below slice_min_ns, like EEVDF's latency period.
+ * for this CPU, never below slice_min_ns, like EEVDF's latency period; and
+ * each task's slice is scaled by its weight, so one run charges every task
+ * about the same virtual time.
  */
 #ifndef __CADENCE_FAIR_BPF_H
 #define __CADENCE_FAIR_BPF_H
@@ -26,6 +34,16 @@ const volatile u64 slice_max_ns = 3000000;
 const volatile u64 slice_min_ns = 250000;
 /* How far behind the vtime frontier a waking task may start (one slice). */
 const volatile u64 slice_lag_ns = 3000000;
+/*
+ * Longest a task can overrun its slice: sched_ext checks slices at the
+ * scheduler tick, and 10 ms is one tick at HZ=100, the slowest tick rate.
+ */
+#define CADENCE_TICK_OVERRUN_NS 10000000ULL
+/*
+ * Shortest slice a low-weight task is given: 50 us is about ten context
+ * switches' worth of time, so even nice 19 does useful work per run.
+ */
+#define CADENCE_SLICE_FLOOR_NS 50000ULL
 
 /* The largest virtual time any task has started running with. */
 static u64 vtime_now;
@@ -75,6 +93,48 @@ static __always_inline void clamp_sleeper_vtime(struct task_ctx *tctx)
 		tctx->vtime = floor;
 }
 
+/*
+ * True if @p was preempted inside an RCU read-side critical section
+ * (preemptible RCU keeps the nesting count in the task). Such a task holds
+ * up every RCU grace period until it runs again: without CONFIG_RCU_BOOST
+ * only the scheduler can get it there, and sched_ext ends the BPF scheduler
+ * when RCU reports a stall (21 s by default). Under the VM's mixed load,
+ * khugepaged preempted in collapse_single_pmd() held a grace period 21 s.
+ */
+static __always_inline bool in_rcu_reader(const struct task_struct *p)
+{
+	if (!bpf_core_field_exists(p->rcu_read_lock_nesting))
+		return false;
+	return BPF_CORE_READ(p, rcu_read_lock_nesting) > 0;
+}
+
+/*
+ * The vtime @p is queued with: its own, or for an RCU reader the earliest a
+ * waking task may have, so it runs next in its queue, as CONFIG_RCU_BOOST
+ * would boost it. Only the queue position changes: the task's own vtime, and
+ * so its share over time, stays as its runs made it.
+ */
+static __always_inline u64 queue_vtime(const struct task_struct *p, const struct task_ctx *tctx)
+{
+	u64 front = vtime_now > slice_lag_ns ? vtime_now - slice_lag_ns : 0;
+
+	if (!in_rcu_reader(p) || !vtime_before(front, tctx->vtime))
+		return tctx->vtime;
+	stat_inc(CADENCE_STAT_ENQ_RCU_BOOST);
+	return front;
+}
+
+/* Queue no task further ahead of the frontier than two slices and a tick. */
+static __always_inline void clamp_leading_vtime(const struct task_struct *p, struct task_ctx *tctx)
+{
+	u64 lead =
+		scale_by_weight_inverse(2 * slice_max_ns + CADENCE_TICK_OVERRUN_NS, task_weight(p));
+	u64 ceiling = vtime_now + lead;
+
+	if (vtime_before(ceiling, tctx->vtime))
+		tctx->vtime = ceiling;
+}
+
 /* Tasks waiting for @cpu: its own DSQ plus its share of the LLC's DSQ. */
 static __always_inline u64 nr_waiting(s32 cpu)
 {
@@ -89,12 +149,22 @@ static __always_inline u64 nr_waiting(s32 cpu)
 	return (u64)own + ((u64)shared + llc_cpus(llc) - 1) / llc_cpus(llc);
 }
 
-/* The slice for a task about to run on @cpu. */
+/* The slice of a nice-0 task about to run on @cpu. */
 static __always_inline u64 cpu_slice(s32 cpu)
 {
 	u64 slice = slice_max_ns / (nr_waiting(cpu) + 1);
 
 	return slice < slice_min_ns ? slice_min_ns : slice;
+}
+
+/* The slice of @p on @cpu: cpu_slice() scaled by @p's weight. */
+static __always_inline u64 task_slice(const struct task_struct *p, s32 cpu)
+{
+	u64 slice = cpu_slice(cpu) * task_weight(p) / CADENCE_NICE_0_WEIGHT;
+
+	if (slice < CADENCE_SLICE_FLOOR_NS)
+		return CADENCE_SLICE_FLOOR_NS;
+	return slice > slice_max_ns ? slice_max_ns : slice;
 }
 
 #endif /* __CADENCE_FAIR_BPF_H */

@@ -13,11 +13,13 @@
  * Fairness (fair.bpf.h, weight.bpf.h). Virtual time advances by
  * delta * 1024 / weight with the kernel's own nice-to-weight table, so two
  * tasks competing for one CPU get CPU time in the ratio of their weights.
- * A task keeps its CPU at the end of a slice only while nobody queued is
- * ahead of it in virtual time.
+ * Lag is bounded both ways at enqueue, and a task preempted inside an RCU
+ * read-side section is queued first. A task keeps its CPU at the end of a
+ * slice only while nobody queued is ahead of it in virtual time.
  *
- * Slices (fair.bpf.h) shrink as more tasks wait for a CPU; ops.tick() cuts
- * a running slice short once it has used its share.
+ * Slices (fair.bpf.h) shrink as more tasks wait for a CPU and scale with the
+ * task's weight; ops.tick() cuts a running slice short once it has used its
+ * share.
  *
  * Placement (placement.bpf.h). On wake-up: the previous CPU if its core is
  * idle, then an idle core (own LLC first), then any idle CPU. Enqueues that
@@ -50,7 +52,7 @@ s32 BPF_STRUCT_OPS(cadence_select_cpu, struct task_struct *p, s32 prev_cpu, u64 
 	if (cpu < 0)
 		return prev_cpu;
 	/* The CPU is idle and claimed: run there without queueing. */
-	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, cpu_slice(cpu), 0);
+	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, task_slice(p, cpu), 0);
 	return cpu;
 }
 
@@ -58,14 +60,18 @@ void BPF_STRUCT_OPS(cadence_enqueue, struct task_struct *p, u64 enq_flags)
 {
 	struct task_ctx *tctx = lookup_task_ctx(p);
 	s32 prev = scx_bpf_task_cpu(p), cpu;
+	u64 vtime;
 
 	if (!tctx) {
 		scx_bpf_error("%s[%d] has no task context", p->comm, p->pid);
 		return;
 	}
 
+	clamp_leading_vtime(p, tctx);
+	vtime = queue_vtime(p, tctx);
+
 	if (task_pinned(p)) {
-		scx_bpf_dsq_insert_vtime(p, cpu_dsq(prev), cpu_slice(prev), tctx->vtime, enq_flags);
+		scx_bpf_dsq_insert_vtime(p, cpu_dsq(prev), task_slice(p, prev), vtime, enq_flags);
 		stat_inc(CADENCE_STAT_ENQ_PINNED);
 		scx_bpf_kick_cpu(prev, SCX_KICK_IDLE);
 		return;
@@ -75,14 +81,15 @@ void BPF_STRUCT_OPS(cadence_enqueue, struct task_struct *p, u64 enq_flags)
 	if (!__COMPAT_is_enq_cpu_selected(enq_flags)) {
 		cpu = pick_idle_cpu(p, prev, false);
 		if (cpu >= 0) {
-			scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | cpu, cpu_slice(cpu), enq_flags);
+			scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | cpu, task_slice(p, cpu),
+					   enq_flags);
 			stat_inc(CADENCE_STAT_ENQ_IDLE);
 			scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
 			return;
 		}
 	}
 
-	scx_bpf_dsq_insert_vtime(p, llc_dsq(cpu_llc_id(prev)), cpu_slice(prev), tctx->vtime,
+	scx_bpf_dsq_insert_vtime(p, llc_dsq(cpu_llc_id(prev)), task_slice(p, prev), vtime,
 				 enq_flags);
 	stat_inc(CADENCE_STAT_ENQ_LLC);
 }
@@ -100,7 +107,7 @@ static __always_inline bool take_from(u64 dsq_id, enum cadence_stat stat)
 static __always_inline void keep_running(struct task_struct *prev, struct task_ctx *pctx, s32 cpu,
 					 u64 now)
 {
-	scx_bpf_task_set_slice(prev, cpu_slice(cpu));
+	scx_bpf_task_set_slice(prev, task_slice(prev, cpu));
 	pctx->run_start = now;
 	stat_inc(CADENCE_STAT_DISPATCH_KEEP);
 }
@@ -186,7 +193,7 @@ void BPF_STRUCT_OPS(cadence_tick, struct task_struct *p)
 	if (!tctx || !nr_waiting(cpu))
 		return;
 	/* Others wait: end the slice once this task has had its share. */
-	if (scx_bpf_now() - tctx->run_start >= cpu_slice(cpu)) {
+	if (scx_bpf_now() - tctx->run_start >= task_slice(p, cpu)) {
 		scx_bpf_task_set_slice(p, 0);
 		stat_inc(CADENCE_STAT_TICK_PREEMPT);
 	}

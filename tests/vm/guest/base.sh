@@ -203,3 +203,4 @@ case_monitor() {
 	[ "$(enable_seq)" = "$seq" ] && kill -0 "$SCHED_PID" || fail "--monitor disturbed the scheduler" || return 1
 	stop_sched
 }
+
