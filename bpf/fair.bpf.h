@@ -3,8 +3,14 @@
  * Weighted fairness: every task carries a virtual time that advances by
  * delta_ns * 1024 / weight while it runs (weight.bpf.h), and DSQs are ordered
  * by it, so over time CPU shares converge to the weight ratios, as in
- * CFS/EEVDF. vtime_now, the frontier, is the largest vtime a task started
- * running with. Lag is bounded both ways:
+ * CFS/EEVDF. vtime_now, the frontier, is the largest vtime a CPU took from
+ * the head of a queue (or kept running because no queued task was ahead of
+ * it): it follows the earliest queued work. Tasks that start on an idle CPU
+ * without queueing do not move it; when they did, a few of them could push
+ * it far ahead of the queued tasks, and then a waking task placed near the
+ * frontier waited behind all of them: the RCU grace-period kthread, nice 0,
+ * once waited 21 s that way and the kernel ended the scheduler for an RCU
+ * stall. Lag is bounded both ways:
  *   - a task that slept comes back at most slice_lag_ns behind the frontier,
  *     so sleeping banks no more than one lag's worth of priority;
  *   - no task is queued further ahead of it than two full slices plus one
@@ -45,8 +51,20 @@ const volatile u64 slice_lag_ns = 3000000;
  */
 #define CADENCE_SLICE_FLOOR_NS 50000ULL
 
-/* The largest virtual time any task has started running with. */
+static __always_inline bool vtime_before(u64 a, u64 b)
+{
+	return (s64)(a - b) < 0;
+}
+
+/* The frontier: the largest vtime taken from the head of a queue. */
 static u64 vtime_now;
+
+/* A CPU took work with @vtime from a queue head: move the frontier up. */
+static __always_inline void advance_frontier(u64 vtime)
+{
+	if (vtime_before(vtime_now, vtime))
+		vtime_now = vtime;
+}
 
 struct task_ctx {
 	/* The task's virtual time, the source of truth for DSQ ordering. */
@@ -67,11 +85,6 @@ struct {
 static __always_inline struct task_ctx *lookup_task_ctx(const struct task_struct *p)
 {
 	return bpf_task_storage_get(&task_ctxs, (struct task_struct *)p, 0, 0);
-}
-
-static __always_inline bool vtime_before(u64 a, u64 b)
-{
-	return (s64)(a - b) < 0;
 }
 
 /* Advance @p's vtime for the CPU time it used since it was last charged. */

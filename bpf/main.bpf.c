@@ -123,6 +123,9 @@ void BPF_STRUCT_OPS(cadence_dispatch, s32 cpu, struct task_struct *prev)
 	struct task_ctx *pctx = NULL;
 	u64 now = scx_bpf_now();
 
+	u64 own_vtime = own ? own->scx.dsq_vtime : 0;
+	u64 shared_vtime = shared ? shared->scx.dsq_vtime : 0;
+
 	if (prev && (prev->scx.flags & SCX_TASK_QUEUED)) {
 		pctx = lookup_task_ctx(prev);
 		if (pctx) {
@@ -130,19 +133,30 @@ void BPF_STRUCT_OPS(cadence_dispatch, s32 cpu, struct task_struct *prev)
 			/* Nobody queued is ahead of prev: it keeps the CPU. */
 			if (!head || !vtime_before(head->scx.dsq_vtime, pctx->vtime)) {
 				keep_running(prev, pctx, cpu, now);
+				advance_frontier(pctx->vtime);
 				return;
 			}
 		}
 	}
 
 	if (own_first) {
-		if (take_from(cpu_dsq(cpu), CADENCE_STAT_DISPATCH_CPU) ||
-		    take_from(llc_dsq(llc), CADENCE_STAT_DISPATCH_LLC))
+		if (take_from(cpu_dsq(cpu), CADENCE_STAT_DISPATCH_CPU)) {
+			advance_frontier(own_vtime);
 			return;
+		}
+		if (take_from(llc_dsq(llc), CADENCE_STAT_DISPATCH_LLC)) {
+			advance_frontier(shared_vtime);
+			return;
+		}
 	} else {
-		if (take_from(llc_dsq(llc), CADENCE_STAT_DISPATCH_LLC) ||
-		    take_from(cpu_dsq(cpu), CADENCE_STAT_DISPATCH_CPU))
+		if (take_from(llc_dsq(llc), CADENCE_STAT_DISPATCH_LLC)) {
+			advance_frontier(shared_vtime);
 			return;
+		}
+		if (take_from(cpu_dsq(cpu), CADENCE_STAT_DISPATCH_CPU)) {
+			advance_frontier(own_vtime);
+			return;
+		}
 	}
 
 	/* Idle otherwise: pull from the other LLCs, nearest index first. */
@@ -173,8 +187,6 @@ void BPF_STRUCT_OPS(cadence_running, struct task_struct *p)
 		return;
 	tctx->charged_at = now;
 	tctx->run_start = now;
-	if (vtime_before(vtime_now, tctx->vtime))
-		vtime_now = tctx->vtime;
 }
 
 void BPF_STRUCT_OPS(cadence_stopping, struct task_struct *p, bool runnable)
