@@ -6,11 +6,11 @@
  * CFS/EEVDF. vtime_now, the frontier, is the largest vtime a CPU took from
  * the head of a queue (or kept running because no queued task was ahead of
  * it): it follows the earliest queued work. Tasks that start on an idle CPU
- * without queueing do not move it; when they did, a few of them could push
- * it far ahead of the queued tasks, and then a waking task placed near the
- * frontier waited behind all of them: the RCU grace-period kthread, nice 0,
- * once waited 21 s that way and the kernel ended the scheduler for an RCU
- * stall. Lag is bounded both ways:
+ * without queueing do not move it: if they did, a few of them could push it
+ * far ahead of the queued tasks, and a waking task placed near the frontier
+ * would wait behind all of them. (A queued task that waits 21 s can be the
+ * RCU grace-period kthread, and then the kernel ends the scheduler for an
+ * RCU stall.) Lag is bounded both ways:
  *   - a task that slept comes back at most slice_lag_ns behind the frontier,
  *     so sleeping banks no more than one lag's worth of priority;
  *   - no task is queued further ahead of it than two full slices plus one
@@ -104,37 +104,6 @@ static __always_inline void clamp_sleeper_vtime(struct task_ctx *tctx)
 
 	if (vtime_now > slice_lag_ns && vtime_before(tctx->vtime, floor))
 		tctx->vtime = floor;
-}
-
-/*
- * True if @p was preempted inside an RCU read-side critical section
- * (preemptible RCU keeps the nesting count in the task). Such a task holds
- * up every RCU grace period until it runs again: without CONFIG_RCU_BOOST
- * only the scheduler can get it there, and sched_ext ends the BPF scheduler
- * when RCU reports a stall (21 s by default). Under the VM's mixed load,
- * khugepaged preempted in collapse_single_pmd() held a grace period 21 s.
- */
-static __always_inline bool in_rcu_reader(const struct task_struct *p)
-{
-	if (!bpf_core_field_exists(p->rcu_read_lock_nesting))
-		return false;
-	return BPF_CORE_READ(p, rcu_read_lock_nesting) > 0;
-}
-
-/*
- * The vtime @p is queued with: its own, or for an RCU reader the earliest a
- * waking task may have, so it runs next in its queue, as CONFIG_RCU_BOOST
- * would boost it. Only the queue position changes: the task's own vtime, and
- * so its share over time, stays as its runs made it.
- */
-static __always_inline u64 queue_vtime(const struct task_struct *p, const struct task_ctx *tctx)
-{
-	u64 front = vtime_now > slice_lag_ns ? vtime_now - slice_lag_ns : 0;
-
-	if (!in_rcu_reader(p) || !vtime_before(front, tctx->vtime))
-		return tctx->vtime;
-	stat_inc(CADENCE_STAT_ENQ_RCU_BOOST);
-	return front;
 }
 
 /* Queue no task further ahead of the frontier than two slices and a tick. */

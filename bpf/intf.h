@@ -53,10 +53,9 @@ enum cadence_stat {
 	CADENCE_STAT_SELECT_ANY_CPU,   /* an idle CPU elsewhere */
 	CADENCE_STAT_SELECT_BUSY,      /* no idle CPU: left to enqueue() */
 	/* enqueue(): where a runnable task was queued. */
-	CADENCE_STAT_ENQ_PINNED,    /* per-CPU DSQ: one allowed CPU */
-	CADENCE_STAT_ENQ_IDLE,	    /* straight to an idle CPU */
-	CADENCE_STAT_ENQ_LLC,	    /* the LLC's shared vtime DSQ */
-	CADENCE_STAT_ENQ_RCU_BOOST, /* queued first: preempted in an RCU reader */
+	CADENCE_STAT_ENQ_PINNED, /* per-CPU DSQ: one allowed CPU */
+	CADENCE_STAT_ENQ_IDLE,	 /* straight to an idle CPU */
+	CADENCE_STAT_ENQ_LLC,	 /* the LLC's shared vtime DSQ */
 	/* dispatch(): where the next task came from. */
 	CADENCE_STAT_DISPATCH_CPU,   /* this CPU's own DSQ */
 	CADENCE_STAT_DISPATCH_LLC,   /* this CPU's LLC DSQ */

@@ -13,8 +13,7 @@
  * Fairness (fair.bpf.h, weight.bpf.h). Virtual time advances by
  * delta * 1024 / weight with the kernel's own nice-to-weight table, so two
  * tasks competing for one CPU get CPU time in the ratio of their weights.
- * Lag is bounded both ways at enqueue, and a task preempted inside an RCU
- * read-side section is queued first. A task keeps its CPU at the end of a
+ * Lag is bounded both ways at enqueue. A task keeps its CPU at the end of a
  * slice only while nobody queued is ahead of it in virtual time.
  *
  * Slices (fair.bpf.h) shrink as more tasks wait for a CPU and scale with the
@@ -68,7 +67,7 @@ void BPF_STRUCT_OPS(cadence_enqueue, struct task_struct *p, u64 enq_flags)
 	}
 
 	clamp_leading_vtime(p, tctx);
-	vtime = queue_vtime(p, tctx);
+	vtime = tctx->vtime;
 
 	if (task_pinned(p)) {
 		scx_bpf_dsq_insert_vtime(p, cpu_dsq(prev), task_slice(p, prev), vtime, enq_flags);
