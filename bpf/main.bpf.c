@@ -93,12 +93,23 @@ void BPF_STRUCT_OPS(cadence_enqueue, struct task_struct *p, u64 enq_flags)
 	stat_inc(CADENCE_STAT_ENQ_LLC);
 }
 
-/* Move the head of @dsq_id to this CPU; true if a task was moved. */
-static __always_inline bool take_from(u64 dsq_id, enum cadence_stat stat)
+/* A queue a CPU may take its next task from, with the vtime of its head. */
+struct queue_head {
+	u64 dsq_id;
+	u64 vtime;
+	enum cadence_stat stat;
+};
+
+/*
+ * Move the head of @q to this CPU and let the frontier follow it; true if a
+ * task was moved.
+ */
+static __always_inline bool take_head(const struct queue_head *q)
 {
-	if (!scx_bpf_dsq_move_to_local(dsq_id, 0))
+	if (!scx_bpf_dsq_move_to_local(q->dsq_id, 0))
 		return false;
-	stat_inc(stat);
+	stat_inc(q->stat);
+	advance_frontier(q->vtime);
 	return true;
 }
 
@@ -116,21 +127,22 @@ void BPF_STRUCT_OPS(cadence_dispatch, s32 cpu, struct task_struct *prev)
 	u32 llc = cpu_llc_id(cpu), i;
 	struct task_struct *own = __COMPAT_scx_bpf_dsq_peek(cpu_dsq(cpu));
 	struct task_struct *shared = __COMPAT_scx_bpf_dsq_peek(llc_dsq(llc));
-	bool own_first =
-		own && (!shared || vtime_before(own->scx.dsq_vtime, shared->scx.dsq_vtime));
-	struct task_struct *head = own_first ? own : shared;
+	struct queue_head own_q = {cpu_dsq(cpu), own ? own->scx.dsq_vtime : 0,
+				   CADENCE_STAT_DISPATCH_CPU};
+	struct queue_head llc_q = {llc_dsq(llc), shared ? shared->scx.dsq_vtime : 0,
+				   CADENCE_STAT_DISPATCH_LLC};
+	bool own_first = own && (!shared || vtime_before(own_q.vtime, llc_q.vtime));
+	struct queue_head *first = own_first ? &own_q : &llc_q;
+	struct queue_head *second = own_first ? &llc_q : &own_q;
 	struct task_ctx *pctx = NULL;
 	u64 now = scx_bpf_now();
-
-	u64 own_vtime = own ? own->scx.dsq_vtime : 0;
-	u64 shared_vtime = shared ? shared->scx.dsq_vtime : 0;
 
 	if (prev && (prev->scx.flags & SCX_TASK_QUEUED)) {
 		pctx = lookup_task_ctx(prev);
 		if (pctx) {
 			charge_vtime(prev, pctx, now);
 			/* Nobody queued is ahead of prev: it keeps the CPU. */
-			if (!head || !vtime_before(head->scx.dsq_vtime, pctx->vtime)) {
+			if ((!own && !shared) || !vtime_before(first->vtime, pctx->vtime)) {
 				keep_running(prev, pctx, cpu, now);
 				advance_frontier(pctx->vtime);
 				return;
@@ -138,30 +150,15 @@ void BPF_STRUCT_OPS(cadence_dispatch, s32 cpu, struct task_struct *prev)
 		}
 	}
 
-	if (own_first) {
-		if (take_from(cpu_dsq(cpu), CADENCE_STAT_DISPATCH_CPU)) {
-			advance_frontier(own_vtime);
-			return;
-		}
-		if (take_from(llc_dsq(llc), CADENCE_STAT_DISPATCH_LLC)) {
-			advance_frontier(shared_vtime);
-			return;
-		}
-	} else {
-		if (take_from(llc_dsq(llc), CADENCE_STAT_DISPATCH_LLC)) {
-			advance_frontier(shared_vtime);
-			return;
-		}
-		if (take_from(cpu_dsq(cpu), CADENCE_STAT_DISPATCH_CPU)) {
-			advance_frontier(own_vtime);
-			return;
-		}
-	}
+	if (take_head(first) || take_head(second))
+		return;
 
 	/* Idle otherwise: pull from the other LLCs, nearest index first. */
 	bpf_for (i, 1, nr_llcs) {
-		if (take_from(llc_dsq((llc + i) % nr_llcs), CADENCE_STAT_DISPATCH_STEAL))
+		if (scx_bpf_dsq_move_to_local(llc_dsq((llc + i) % nr_llcs), 0)) {
+			stat_inc(CADENCE_STAT_DISPATCH_STEAL);
 			return;
+		}
 	}
 
 	/* The queued heads cannot run here: prev goes on. */
@@ -294,12 +291,25 @@ void BPF_STRUCT_OPS(cadence_exit, struct scx_exit_info *ei)
 	UEI_RECORD(uei, ei);
 }
 
-SCX_OPS_DEFINE(cadence_ops, .select_cpu = (void *)cadence_select_cpu,
-	       .enqueue = (void *)cadence_enqueue, .dispatch = (void *)cadence_dispatch,
-	       .runnable = (void *)cadence_runnable, .running = (void *)cadence_running,
-	       .stopping = (void *)cadence_stopping, .tick = (void *)cadence_tick,
-	       .enable = (void *)cadence_enable, .init_task = (void *)cadence_init_task,
-	       .exit_task = (void *)cadence_exit_task, .cpu_online = (void *)cadence_cpu_online,
-	       .cpu_offline = (void *)cadence_cpu_offline, .dump = (void *)cadence_dump,
-	       .dump_cpu = (void *)cadence_dump_cpu, .dump_task = (void *)cadence_dump_task,
-	       .init = (void *)cadence_init, .exit = (void *)cadence_exit, .name = "scx_cadence");
+/* One callback a line, as the kernel lists sched_ext_ops. */
+/* clang-format off */
+SCX_OPS_DEFINE(cadence_ops,
+	       .select_cpu = (void *)cadence_select_cpu,
+	       .enqueue = (void *)cadence_enqueue,
+	       .dispatch = (void *)cadence_dispatch,
+	       .runnable = (void *)cadence_runnable,
+	       .running = (void *)cadence_running,
+	       .stopping = (void *)cadence_stopping,
+	       .tick = (void *)cadence_tick,
+	       .enable = (void *)cadence_enable,
+	       .init_task = (void *)cadence_init_task,
+	       .exit_task = (void *)cadence_exit_task,
+	       .cpu_online = (void *)cadence_cpu_online,
+	       .cpu_offline = (void *)cadence_cpu_offline,
+	       .dump = (void *)cadence_dump,
+	       .dump_cpu = (void *)cadence_dump_cpu,
+	       .dump_task = (void *)cadence_dump_task,
+	       .init = (void *)cadence_init,
+	       .exit = (void *)cadence_exit,
+	       .name = "scx_cadence");
+/* clang-format on */
