@@ -28,18 +28,10 @@
 #define __CADENCE_FAIR_BPF_H
 
 /*
- * Longest slice, for a CPU nobody else waits for. 3 ms is EEVDF's base slice
- * on machines with 8 or more CPUs (sysctl_sched_base_slice 0.75 ms times
- * 1 + ilog2(min(nr_cpus, 8)) = 4, kernel/sched/fair.c).
+ * The slice lengths and the lag bound come from the policy
+ * (struct cadence_policy): slice_max_ns, slice_min_ns and slice_lag_ns. The
+ * presets and their reasoning are in src/policy/presets/.
  */
-const volatile u64 slice_max_ns = 3000000;
-/*
- * Shortest slice however many tasks wait: 0.25 ms bounds the context-switch
- * overhead at a few percent even under heavy overload.
- */
-const volatile u64 slice_min_ns = 250000;
-/* How far behind the vtime frontier a waking task may start (one slice). */
-const volatile u64 slice_lag_ns = 3000000;
 /*
  * Longest a task can overrun its slice: sched_ext checks slices at the
  * scheduler tick, and 10 ms is one tick at HZ=100, the slowest tick rate.
@@ -97,20 +89,22 @@ static __always_inline void charge_vtime(struct task_struct *p, struct task_ctx 
 	tctx->charged_at = now;
 }
 
-/* Limit the credit a task can bring back from sleep to slice_lag_ns. */
-static __always_inline void clamp_sleeper_vtime(struct task_ctx *tctx)
+/* Limit the credit a task can bring back from sleep to the policy's lag. */
+static __always_inline void clamp_sleeper_vtime(const struct cadence_policy *pol,
+						struct task_ctx *tctx)
 {
-	u64 floor = vtime_now - slice_lag_ns;
+	u64 floor = vtime_now - pol->slice_lag_ns;
 
-	if (vtime_now > slice_lag_ns && vtime_before(tctx->vtime, floor))
+	if (vtime_now > pol->slice_lag_ns && vtime_before(tctx->vtime, floor))
 		tctx->vtime = floor;
 }
 
 /* Queue no task further ahead of the frontier than two slices and a tick. */
-static __always_inline void clamp_leading_vtime(const struct task_struct *p, struct task_ctx *tctx)
+static __always_inline void clamp_leading_vtime(const struct cadence_policy *pol,
+						const struct task_struct *p, struct task_ctx *tctx)
 {
-	u64 lead =
-		scale_by_weight_inverse(2 * slice_max_ns + CADENCE_TICK_OVERRUN_NS, task_weight(p));
+	u64 lead = scale_by_weight_inverse(2 * pol->slice_max_ns + CADENCE_TICK_OVERRUN_NS,
+					   task_weight(p));
 	u64 ceiling = vtime_now + lead;
 
 	if (vtime_before(ceiling, tctx->vtime))
@@ -132,21 +126,22 @@ static __always_inline u64 nr_waiting(s32 cpu)
 }
 
 /* The slice of a nice-0 task about to run on @cpu. */
-static __always_inline u64 cpu_slice(s32 cpu)
+static __always_inline u64 cpu_slice(const struct cadence_policy *pol, s32 cpu)
 {
-	u64 slice = slice_max_ns / (nr_waiting(cpu) + 1);
+	u64 slice = pol->slice_max_ns / (nr_waiting(cpu) + 1);
 
-	return slice < slice_min_ns ? slice_min_ns : slice;
+	return slice < pol->slice_min_ns ? pol->slice_min_ns : slice;
 }
 
 /* The slice of @p on @cpu: cpu_slice() scaled by @p's weight. */
-static __always_inline u64 task_slice(const struct task_struct *p, s32 cpu)
+static __always_inline u64 task_slice(const struct cadence_policy *pol, const struct task_struct *p,
+				      s32 cpu)
 {
-	u64 slice = cpu_slice(cpu) * task_weight(p) / CADENCE_NICE_0_WEIGHT;
+	u64 slice = cpu_slice(pol, cpu) * task_weight(p) / CADENCE_NICE_0_WEIGHT;
 
 	if (slice < CADENCE_SLICE_FLOOR_NS)
 		return CADENCE_SLICE_FLOOR_NS;
-	return slice > slice_max_ns ? slice_max_ns : slice;
+	return slice > pol->slice_max_ns ? pol->slice_max_ns : slice;
 }
 
 #endif /* __CADENCE_FAIR_BPF_H */

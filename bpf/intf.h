@@ -13,6 +13,10 @@ typedef unsigned int u32;
 typedef int s32;
 typedef unsigned long long u64;
 typedef long long s64;
+/* As in include/uapi/linux/bpf.h: user space sees a 4-byte word. */
+struct bpf_spin_lock {
+	u32 val;
+};
 #endif
 
 enum cadence_consts {
@@ -40,35 +44,93 @@ enum cadence_consts {
 };
 
 /*
- * Per-CPU event counters, one slot each, read by the loader for the stats.
- * Keep stat_names in src/stats.rs in the same order.
+ * The policy: every tunable the BPF side reads, as one value. The loader
+ * validates it (src/policy/) before it ever reaches BPF; see
+ * bpf/policy.bpf.h for how a callback gets a consistent copy.
  */
-enum cadence_stat {
-	/* select_cpu(): where a waking task was placed. */
-	CADENCE_STAT_SELECT_PREV_CORE, /* prev CPU, its whole SMT core idle */
-	CADENCE_STAT_SELECT_LLC_CORE,  /* a fully idle core in prev's LLC */
-	CADENCE_STAT_SELECT_ANY_CORE,  /* a fully idle core elsewhere */
-	CADENCE_STAT_SELECT_PREV_CPU,  /* prev CPU idle, sibling busy */
-	CADENCE_STAT_SELECT_LLC_CPU,   /* an idle CPU in prev's LLC */
-	CADENCE_STAT_SELECT_ANY_CPU,   /* an idle CPU elsewhere */
-	CADENCE_STAT_SELECT_BUSY,      /* no idle CPU: left to enqueue() */
-	/* enqueue(): where a runnable task was queued. */
-	CADENCE_STAT_ENQ_PINNED, /* per-CPU DSQ: one allowed CPU */
-	CADENCE_STAT_ENQ_IDLE,	 /* straight to an idle CPU */
-	CADENCE_STAT_ENQ_LLC,	 /* the LLC's shared vtime DSQ */
-	/* dispatch(): where the next task came from. */
-	CADENCE_STAT_DISPATCH_CPU,   /* this CPU's own DSQ */
-	CADENCE_STAT_DISPATCH_LLC,   /* this CPU's LLC DSQ */
-	CADENCE_STAT_DISPATCH_STEAL, /* another LLC's DSQ */
-	CADENCE_STAT_DISPATCH_KEEP,  /* prev kept running: it was first */
-	/* tick(): slices cut short because others were waiting. */
-	CADENCE_STAT_TICK_PREEMPT,
-	CADENCE_NR_STATS,
+struct cadence_policy {
+	/* Longest slice, for a CPU nobody else waits for (ns). */
+	u64 slice_max_ns;
+	/* Shortest slice however many tasks wait (ns). */
+	u64 slice_min_ns;
+	/* How far behind the vtime frontier a waking task may start (ns). */
+	u64 slice_lag_ns;
+	/* 1: look for a fully idle SMT core before an idle sibling thread. */
+	u32 idle_core_first;
+	u32 __reserved;
 };
 
-/* The value of the per-CPU stats map (one element, BPF_MAP_TYPE_PERCPU_ARRAY). */
+/*
+ * The value of the `policy` map (one element). The loader replaces it whole
+ * with BPF_F_LOCK, and BPF copies it out under the same lock, so nobody sees
+ * half of one policy and half of another.
+ */
+struct cadence_policy_slot {
+	struct bpf_spin_lock lock;
+	u32 __pad;
+	/* Generation of the policy below: 1 for the first, +1 per change. */
+	u64 generation;
+	struct cadence_policy policy;
+};
+
+/*
+ * The value of the `policy_state` map (one element): the generation now in
+ * force. Written by the loader after the slot, read by every callback to see
+ * whether its CPU's copy is stale.
+ */
+struct cadence_policy_state {
+	u64 generation;
+};
+
+/*
+ * The value of the per-CPU `policy_cpu` map: the copy of the policy this CPU
+ * uses. seq is odd while the copy is being refreshed.
+ */
+struct cadence_policy_cpu {
+	u64 seq;
+	/* Generation of the copy: shows, per CPU, that a change was applied. */
+	u64 generation;
+	struct cadence_policy policy;
+};
+
+/* Where select_cpu()'s idle search found a CPU; counted in the stats. */
+enum cadence_select_step {
+	CADENCE_SELECT_PREV_CORE, /* prev CPU, its whole SMT core idle */
+	CADENCE_SELECT_LLC_CORE,  /* a fully idle core in prev's LLC */
+	CADENCE_SELECT_ANY_CORE,  /* a fully idle core elsewhere */
+	CADENCE_SELECT_PREV_CPU,  /* prev CPU idle, sibling busy */
+	CADENCE_SELECT_LLC_CPU,	  /* an idle CPU in prev's LLC */
+	CADENCE_SELECT_ANY_CPU,	  /* an idle CPU elsewhere */
+	CADENCE_SELECT_BUSY,	  /* no idle CPU: left to enqueue() */
+};
+
+/*
+ * The value of the per-CPU `cpu_stats` map (one element): event counters
+ * that only grow. Field names are what bpftool prints; src/stats.rs lists
+ * the same names.
+ */
 struct cadence_cpu_stats {
-	u64 cnt[CADENCE_NR_STATS];
+	/* select_cpu(): where a waking task was placed (enum above). */
+	u64 select_prev_core;
+	u64 select_llc_core;
+	u64 select_any_core;
+	u64 select_prev_cpu;
+	u64 select_llc_cpu;
+	u64 select_any_cpu;
+	u64 select_busy;
+	/* enqueue(): where a runnable task was queued. */
+	u64 enq_pinned; /* per-CPU DSQ: one allowed CPU */
+	u64 enq_idle;	/* straight to an idle CPU */
+	u64 enq_llc;	/* the LLC's shared vtime DSQ */
+	/* dispatch(): where the next task came from. */
+	u64 dispatch_cpu;   /* this CPU's own DSQ */
+	u64 dispatch_llc;   /* this CPU's LLC DSQ */
+	u64 dispatch_steal; /* another LLC's DSQ */
+	u64 dispatch_keep;  /* prev kept running: it was first */
+	/* tick(): slices cut short because others were waiting. */
+	u64 tick_preempt;
+	/* Policy copies this CPU refreshed after a change. */
+	u64 policy_refresh;
 };
 
 #endif /* __CADENCE_INTF_H */

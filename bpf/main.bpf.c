@@ -28,6 +28,10 @@
  * online or offline ends the scheduler with SCX_ECODE_ACT_RESTART; the
  * loader then re-reads the topology and attaches again.
  *
+ * Policy (policy.bpf.h). Every tunable lives in one policy map that the
+ * loader can replace while the scheduler runs; each callback works with one
+ * snapshot of it, never a mix of two.
+ *
  * This file holds only the struct_ops callbacks and the glue between the
  * concern headers included below.
  */
@@ -35,6 +39,7 @@
 
 #include "intf.h"
 #include "stats.bpf.h"
+#include "policy.bpf.h"
 #include "weight.bpf.h"
 #include "topo.bpf.h"
 #include "fair.bpf.h"
@@ -46,12 +51,15 @@ UEI_DEFINE(uei);
 
 s32 BPF_STRUCT_OPS(cadence_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags)
 {
-	s32 cpu = pick_idle_cpu(p, prev_cpu, true);
+	struct cadence_policy pol;
+	s32 cpu;
 
+	policy_snapshot(&pol);
+	cpu = pick_idle_cpu(&pol, p, prev_cpu, true);
 	if (cpu < 0)
 		return prev_cpu;
 	/* The CPU is idle and claimed: run there without queueing. */
-	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, task_slice(p, cpu), 0);
+	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, task_slice(&pol, p, cpu), 0);
 	return cpu;
 }
 
@@ -59,6 +67,7 @@ void BPF_STRUCT_OPS(cadence_enqueue, struct task_struct *p, u64 enq_flags)
 {
 	struct task_ctx *tctx = lookup_task_ctx(p);
 	s32 prev = scx_bpf_task_cpu(p), cpu;
+	struct cadence_policy pol;
 	u64 vtime;
 
 	if (!tctx) {
@@ -66,38 +75,41 @@ void BPF_STRUCT_OPS(cadence_enqueue, struct task_struct *p, u64 enq_flags)
 		return;
 	}
 
-	clamp_leading_vtime(p, tctx);
+	policy_snapshot(&pol);
+	clamp_leading_vtime(&pol, p, tctx);
 	vtime = tctx->vtime;
 
 	if (task_pinned(p)) {
-		scx_bpf_dsq_insert_vtime(p, cpu_dsq(prev), task_slice(p, prev), vtime, enq_flags);
-		stat_inc(CADENCE_STAT_ENQ_PINNED);
+		scx_bpf_dsq_insert_vtime(p, cpu_dsq(prev), task_slice(&pol, p, prev), vtime,
+					 enq_flags);
+		stat_inc(enq_pinned);
 		scx_bpf_kick_cpu(prev, SCX_KICK_IDLE);
 		return;
 	}
 
 	/* Not woken through select_cpu() (e.g. slice expiry): look for idle. */
 	if (!__COMPAT_is_enq_cpu_selected(enq_flags)) {
-		cpu = pick_idle_cpu(p, prev, false);
+		cpu = pick_idle_cpu(&pol, p, prev, false);
 		if (cpu >= 0) {
-			scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | cpu, task_slice(p, cpu),
+			scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | cpu, task_slice(&pol, p, cpu),
 					   enq_flags);
-			stat_inc(CADENCE_STAT_ENQ_IDLE);
+			stat_inc(enq_idle);
 			scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
 			return;
 		}
 	}
 
-	scx_bpf_dsq_insert_vtime(p, llc_dsq(cpu_llc_id(prev)), task_slice(p, prev), vtime,
+	scx_bpf_dsq_insert_vtime(p, llc_dsq(cpu_llc_id(prev)), task_slice(&pol, p, prev), vtime,
 				 enq_flags);
-	stat_inc(CADENCE_STAT_ENQ_LLC);
+	stat_inc(enq_llc);
 }
 
 /* A queue a CPU may take its next task from, with the vtime of its head. */
 struct queue_head {
 	u64 dsq_id;
 	u64 vtime;
-	enum cadence_stat stat;
+	/* The CPU's own DSQ (else its LLC's), for the stats. */
+	bool own;
 };
 
 /*
@@ -108,18 +120,21 @@ static __always_inline bool take_head(const struct queue_head *q)
 {
 	if (!scx_bpf_dsq_move_to_local(q->dsq_id, 0))
 		return false;
-	stat_inc(q->stat);
+	if (q->own)
+		stat_inc(dispatch_cpu);
+	else
+		stat_inc(dispatch_llc);
 	advance_frontier(q->vtime);
 	return true;
 }
 
 /* Let @prev run another slice on @cpu, charging what it used so far. */
-static __always_inline void keep_running(struct task_struct *prev, struct task_ctx *pctx, s32 cpu,
-					 u64 now)
+static __always_inline void keep_running(const struct cadence_policy *pol, struct task_struct *prev,
+					 struct task_ctx *pctx, s32 cpu, u64 now)
 {
-	scx_bpf_task_set_slice(prev, task_slice(prev, cpu));
+	scx_bpf_task_set_slice(prev, task_slice(pol, prev, cpu));
 	pctx->run_start = now;
-	stat_inc(CADENCE_STAT_DISPATCH_KEEP);
+	stat_inc(dispatch_keep);
 }
 
 void BPF_STRUCT_OPS(cadence_dispatch, s32 cpu, struct task_struct *prev)
@@ -127,23 +142,23 @@ void BPF_STRUCT_OPS(cadence_dispatch, s32 cpu, struct task_struct *prev)
 	u32 llc = cpu_llc_id(cpu), i;
 	struct task_struct *own = __COMPAT_scx_bpf_dsq_peek(cpu_dsq(cpu));
 	struct task_struct *shared = __COMPAT_scx_bpf_dsq_peek(llc_dsq(llc));
-	struct queue_head own_q = {cpu_dsq(cpu), own ? own->scx.dsq_vtime : 0,
-				   CADENCE_STAT_DISPATCH_CPU};
-	struct queue_head llc_q = {llc_dsq(llc), shared ? shared->scx.dsq_vtime : 0,
-				   CADENCE_STAT_DISPATCH_LLC};
+	struct queue_head own_q = {cpu_dsq(cpu), own ? own->scx.dsq_vtime : 0, true};
+	struct queue_head llc_q = {llc_dsq(llc), shared ? shared->scx.dsq_vtime : 0, false};
 	bool own_first = own && (!shared || vtime_before(own_q.vtime, llc_q.vtime));
 	struct queue_head *first = own_first ? &own_q : &llc_q;
 	struct queue_head *second = own_first ? &llc_q : &own_q;
 	struct task_ctx *pctx = NULL;
+	struct cadence_policy pol;
 	u64 now = scx_bpf_now();
 
+	policy_snapshot(&pol);
 	if (prev && (prev->scx.flags & SCX_TASK_QUEUED)) {
 		pctx = lookup_task_ctx(prev);
 		if (pctx) {
 			charge_vtime(prev, pctx, now);
 			/* Nobody queued is ahead of prev: it keeps the CPU. */
 			if ((!own && !shared) || !vtime_before(first->vtime, pctx->vtime)) {
-				keep_running(prev, pctx, cpu, now);
+				keep_running(&pol, prev, pctx, cpu, now);
 				advance_frontier(pctx->vtime);
 				return;
 			}
@@ -156,22 +171,25 @@ void BPF_STRUCT_OPS(cadence_dispatch, s32 cpu, struct task_struct *prev)
 	/* Idle otherwise: pull from the other LLCs, nearest index first. */
 	bpf_for (i, 1, nr_llcs) {
 		if (scx_bpf_dsq_move_to_local(llc_dsq((llc + i) % nr_llcs), 0)) {
-			stat_inc(CADENCE_STAT_DISPATCH_STEAL);
+			stat_inc(dispatch_steal);
 			return;
 		}
 	}
 
 	/* The queued heads cannot run here: prev goes on. */
 	if (pctx)
-		keep_running(prev, pctx, cpu, now);
+		keep_running(&pol, prev, pctx, cpu, now);
 }
 
 void BPF_STRUCT_OPS(cadence_runnable, struct task_struct *p, u64 enq_flags)
 {
 	struct task_ctx *tctx = lookup_task_ctx(p);
+	struct cadence_policy pol;
 
-	if (tctx)
-		clamp_sleeper_vtime(tctx);
+	if (!tctx)
+		return;
+	policy_snapshot(&pol);
+	clamp_sleeper_vtime(&pol, tctx);
 }
 
 void BPF_STRUCT_OPS(cadence_running, struct task_struct *p)
@@ -197,13 +215,16 @@ void BPF_STRUCT_OPS(cadence_tick, struct task_struct *p)
 {
 	struct task_ctx *tctx = lookup_task_ctx(p);
 	s32 cpu = scx_bpf_task_cpu(p);
+	struct cadence_policy pol;
 
+	/* Every busy CPU picks up a policy change within one tick. */
+	policy_snapshot(&pol);
 	if (!tctx || !nr_waiting(cpu))
 		return;
 	/* Others wait: end the slice once this task has had its share. */
-	if (scx_bpf_now() - tctx->run_start >= task_slice(p, cpu)) {
+	if (scx_bpf_now() - tctx->run_start >= task_slice(&pol, p, cpu)) {
 		scx_bpf_task_set_slice(p, 0);
-		stat_inc(CADENCE_STAT_TICK_PREEMPT);
+		stat_inc(tick_preempt);
 	}
 }
 
@@ -248,10 +269,16 @@ void BPF_STRUCT_OPS(cadence_cpu_offline, s32 cpu)
 
 void BPF_STRUCT_OPS(cadence_dump, struct scx_dump_ctx *dctx)
 {
+	struct cadence_policy pol;
+	u64 gen = 0;
 	u32 llc;
 
-	scx_bpf_dump("scx_cadence: vtime_now=%llu nr_llcs=%u slice=[%llu..%llu]ns lag=%lluns\n",
-		     vtime_now, nr_llcs, slice_min_ns, slice_max_ns, slice_lag_ns);
+	if (!policy_copy_locked(&pol, &gen))
+		__builtin_memset(&pol, 0, sizeof(pol));
+	scx_bpf_dump("scx_cadence: vtime_now=%llu nr_llcs=%u policy gen %llu: slice=[%llu..%llu]ns "
+		     "lag=%lluns idle_core_first=%u\n",
+		     vtime_now, nr_llcs, gen, pol.slice_min_ns, pol.slice_max_ns, pol.slice_lag_ns,
+		     pol.idle_core_first);
 	bpf_for (llc, 0, nr_llcs) {
 		scx_bpf_dump("  llc %u: cpus=%u queued=%d\n", llc, llc_cpus(llc),
 			     scx_bpf_dsq_nr_queued(llc_dsq(llc)));
@@ -261,11 +288,15 @@ void BPF_STRUCT_OPS(cadence_dump, struct scx_dump_ctx *dctx)
 void BPF_STRUCT_OPS(cadence_dump_cpu, struct scx_dump_ctx *dctx, s32 cpu, bool idle)
 {
 	s32 queued = scx_bpf_dsq_nr_queued(cpu_dsq(cpu));
+	struct cadence_policy pol;
+	u64 gen;
 
 	if (idle && queued <= 0)
 		return;
+	if (!policy_copy_locked(&pol, &gen))
+		return;
 	scx_bpf_dump("scx_cadence: cpu %d llc=%u own_queued=%d slice_now=%lluns\n", cpu,
-		     cpu_llc_id(cpu), queued, cpu_slice(cpu));
+		     cpu_llc_id(cpu), queued, cpu_slice(&pol, cpu));
 }
 
 void BPF_STRUCT_OPS(cadence_dump_task, struct scx_dump_ctx *dctx, struct task_struct *p)

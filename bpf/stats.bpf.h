@@ -20,12 +20,13 @@ static __always_inline struct cadence_cpu_stats *this_cpu_stats(void)
 	return bpf_map_lookup_elem(&cpu_stats, &zero);
 }
 
-static __always_inline void stat_inc(enum cadence_stat idx)
-{
-	struct cadence_cpu_stats *s = this_cpu_stats();
-
-	if (s && idx < CADENCE_NR_STATS)
-		s->cnt[idx]++;
-}
+/* Count one event in this CPU's copy of the named cadence_cpu_stats field. */
+#define stat_inc(field)                                                                            \
+	do {                                                                                       \
+		struct cadence_cpu_stats *__s = this_cpu_stats();                                  \
+                                                                                                   \
+		if (__s)                                                                           \
+			__s->field++;                                                              \
+	} while (0)
 
 #endif /* __CADENCE_STATS_BPF_H */

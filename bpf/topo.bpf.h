@@ -42,8 +42,9 @@ struct {
 
 /*
  * The array lookups below mask the index with (size - 1), both sizes being
- * powers of two: the range check alone is lost to the verifier when clang
- * sign-extends the s32 CPU id into another register.
+ * powers of two, behind barrier_var() so that clang cannot drop the mask as
+ * redundant after the range check: the check alone is lost to the verifier
+ * when clang keeps the index in two registers and bounds only one.
  */
 _Static_assert((CADENCE_MAX_CPUS & (CADENCE_MAX_CPUS - 1)) == 0, "power of two");
 _Static_assert((CADENCE_MAX_LLCS & (CADENCE_MAX_LLCS - 1)) == 0, "power of two");
@@ -54,6 +55,7 @@ static __always_inline u32 cpu_llc_id(s32 cpu)
 
 	if (idx >= CADENCE_MAX_CPUS)
 		return 0;
+	barrier_var(idx);
 	return cpu_llc[idx & (CADENCE_MAX_CPUS - 1)];
 }
 
@@ -73,6 +75,7 @@ static __always_inline u32 llc_cpus(u32 llc)
 
 	if (llc >= CADENCE_MAX_LLCS)
 		return 1;
+	barrier_var(llc);
 	n = llc_nr_cpus[llc & (CADENCE_MAX_LLCS - 1)];
 	return n ? n : 1;
 }

@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The policy in force, and how a callback reads it without ever seeing a mix
+ * of two policies.
+ *
+ * The loader writes the whole `policy` slot with BPF_F_LOCK, which takes the
+ * slot's spin lock, then bumps `policy_state.generation`. Each CPU keeps its
+ * own copy in `policy_cpu`. A callback compares the copy's generation with
+ * the one in force (one shared load) and, only after a change, refreshes the
+ * copy under the slot's lock. bpf_spin_lock() disables interrupts, so
+ * nothing else on this CPU runs during a refresh.
+ *
+ * Callbacks take a snapshot of the copy on their stack (policy_snapshot()):
+ * the copy's seq changes around every refresh, so a snapshot that a nested
+ * callback's refresh overtook is taken again. After CADENCE_POLICY_RETRIES
+ * overtaken reads the snapshot is taken under the slot's lock, which is
+ * always whole. Every callback therefore works with one generation from
+ * start to end.
+ */
+#ifndef __CADENCE_POLICY_BPF_H
+#define __CADENCE_POLICY_BPF_H
+
+/*
+ * Overtaken snapshots before falling back to the lock. A refresh needs a
+ * policy change to land inside the few loads of a snapshot, so one retry
+ * already practically never happens; two are for nested callbacks.
+ */
+#define CADENCE_POLICY_RETRIES 2
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, u32);
+	__type(value, struct cadence_policy_slot);
+	__uint(max_entries, 1);
+} policy SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, u32);
+	__type(value, struct cadence_policy_state);
+	__uint(max_entries, 1);
+} policy_state SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, u32);
+	__type(value, struct cadence_policy_cpu);
+	__uint(max_entries, 1);
+} policy_cpu SEC(".maps");
+
+/* Copy the slot into @out under its lock; false if the maps are missing. */
+static __always_inline bool policy_copy_locked(struct cadence_policy *out, u64 *gen)
+{
+	u32 zero = 0;
+	struct cadence_policy_slot *slot = bpf_map_lookup_elem(&policy, &zero);
+
+	if (!slot)
+		return false;
+	bpf_spin_lock(&slot->lock);
+	*out = slot->policy;
+	*gen = slot->generation;
+	bpf_spin_unlock(&slot->lock);
+	return true;
+}
+
+/* This CPU's copy, refreshed if a newer generation is in force. */
+static __always_inline struct cadence_policy_cpu *policy_refresh(void)
+{
+	u32 zero = 0;
+	struct cadence_policy_state *state = bpf_map_lookup_elem(&policy_state, &zero);
+	struct cadence_policy_cpu *c = bpf_map_lookup_elem(&policy_cpu, &zero);
+	struct cadence_policy_slot *slot = bpf_map_lookup_elem(&policy, &zero);
+
+	if (!state || !c || !slot)
+		return NULL;
+	if (READ_ONCE(state->generation) == c->generation)
+		return c;
+
+	bpf_spin_lock(&slot->lock);
+	WRITE_ONCE(c->seq, c->seq + 1);
+	barrier();
+	c->policy = slot->policy;
+	c->generation = slot->generation;
+	barrier();
+	WRITE_ONCE(c->seq, c->seq + 1);
+	bpf_spin_unlock(&slot->lock);
+	stat_inc(policy_refresh);
+	return c;
+}
+
+/*
+ * Fill @out with the policy in force: one whole generation. Ends the
+ * scheduler if the loader never wrote one (it does so before attaching).
+ */
+static __always_inline void policy_snapshot(struct cadence_policy *out)
+{
+	struct cadence_policy_cpu *c = policy_refresh();
+	u64 seq, gen = 0;
+	u32 i;
+
+	if (c) {
+		for (i = 0; i < CADENCE_POLICY_RETRIES; i++) {
+			seq = READ_ONCE(c->seq);
+			barrier();
+			*out = c->policy;
+			gen = c->generation;
+			barrier();
+			if (!(seq & 1) && READ_ONCE(c->seq) == seq)
+				goto check;
+		}
+	}
+	if (!policy_copy_locked(out, &gen))
+		gen = 0;
+check:
+	if (!gen) {
+		__builtin_memset(out, 0, sizeof(*out));
+		scx_bpf_error("no policy loaded");
+	}
+}
+
+#endif /* __CADENCE_POLICY_BPF_H */
