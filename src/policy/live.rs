@@ -1,0 +1,156 @@
+//! The policy in force and its generation, and how a change reaches BPF:
+//! the whole `policy` slot is written under its spin lock (BPF_F_LOCK), then
+//! `policy_state.generation` is bumped, which makes every CPU refresh its
+//! copy (bpf/policy.bpf.h). A change that cannot be checked or written
+//! leaves the previous policy in force.
+
+use anyhow::{Context, Result};
+use libbpf_rs::{MapCore, MapFlags};
+use log::info;
+
+use super::{Named, Source};
+use crate::bpf_intf;
+use crate::control::{Reply, Request};
+
+/// The policy the scheduler runs with.
+pub struct Live {
+    current: Named,
+    generation: u64,
+}
+
+/// The raw bytes of a plain-old-data map value.
+fn as_bytes<T: Copy>(value: &T) -> &[u8] {
+    // SAFETY: T is a bindgen struct of integers without implicit padding
+    // (bpf/intf.h lays them out so); reading its bytes is sound.
+    unsafe { std::slice::from_raw_parts((value as *const T).cast(), std::mem::size_of::<T>()) }
+}
+
+impl Live {
+    /// The first policy; it reaches BPF with write() before attaching.
+    pub fn new(first: Named) -> Self {
+        Self {
+            current: first,
+            generation: 1,
+        }
+    }
+
+    pub fn current(&self) -> &Named {
+        &self.current
+    }
+
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// Writes the policy in force into the BPF maps (at load, and again after
+    /// a hotplug re-attach, which starts with fresh maps).
+    pub fn write(&self, slot_map: &impl MapCore, state_map: &impl MapCore) -> Result<()> {
+        write_maps(slot_map, state_map, &self.current, self.generation)
+    }
+
+    /// Puts @next in force as the next generation; on error nothing changes.
+    pub fn apply(
+        &mut self,
+        next: Named,
+        slot_map: &impl MapCore,
+        state_map: &impl MapCore,
+    ) -> Result<u64> {
+        let generation = self.generation + 1;
+        if let Err(e) = write_maps(slot_map, state_map, &next, generation) {
+            // Put the old slot back; its generation is still the one in force.
+            let _ = write_maps(slot_map, state_map, &self.current, self.generation);
+            return Err(e);
+        }
+        self.current = next;
+        self.generation = generation;
+        info!(
+            "policy {} in force (generation {generation})",
+            self.current.name
+        );
+        Ok(generation)
+    }
+
+    /// Carries out a control request and says what is in force afterwards.
+    pub fn handle(
+        &mut self,
+        request: Request,
+        slot_map: &impl MapCore,
+        state_map: &impl MapCore,
+    ) -> Reply {
+        let next = match request {
+            Request::Get {} => Ok(None),
+            Request::Switch { policy, text: None } => Named::load(&policy).map(Some),
+            Request::Switch {
+                policy,
+                text: Some(text),
+            } => Named::from_text(std::path::Path::new(&policy), &text).map(Some),
+            Request::Set { assignments } => self.edited(&assignments).map(Some),
+        };
+        let result = next.and_then(|n| match n {
+            Some(n) => self.apply(n, slot_map, state_map).map(|_| ()),
+            None => Ok(()),
+        });
+        Reply {
+            error: result.err().map(|e| format!("{e:#}")),
+            ..self.reply()
+        }
+    }
+
+    /// The policy in force with @assignments applied, keeping its source
+    /// (SIGHUP reloads the source, dropping the edits).
+    fn edited(&self, assignments: &[String]) -> Result<Named> {
+        let policy = self.current.policy.with_assignments(assignments)?;
+        let base = self.current.name.trim_end_matches('*');
+        Ok(Named {
+            name: format!("{base}*"),
+            source: self.current.source.clone(),
+            policy,
+        })
+    }
+
+    /// Reloads the policy from its file or preset (SIGHUP).
+    pub fn reload(&mut self, slot_map: &impl MapCore, state_map: &impl MapCore) -> Result<u64> {
+        let what = match &self.current.source {
+            Source::File(p) => p.display().to_string(),
+            Source::Preset(n) => format!("preset {n}"),
+        };
+        let next = self
+            .current
+            .reload()
+            .with_context(|| format!("reloading {what}"))?;
+        self.apply(next, slot_map, state_map)
+    }
+
+    /// A reply describing the policy in force.
+    pub fn reply(&self) -> Reply {
+        Reply {
+            error: None,
+            generation: self.generation,
+            name: self.current.name.clone(),
+            policy: self.current.policy.to_toml(),
+        }
+    }
+}
+
+fn write_maps(
+    slot_map: &impl MapCore,
+    state_map: &impl MapCore,
+    named: &Named,
+    generation: u64,
+) -> Result<()> {
+    let key = 0u32.to_ne_bytes();
+    let slot = bpf_intf::cadence_policy_slot {
+        lock: bpf_intf::bpf_spin_lock { val: 0 },
+        __pad: 0,
+        generation,
+        policy: named.policy.to_bpf(),
+    };
+    slot_map
+        .update(&key, as_bytes(&slot), MapFlags::LOCK)
+        .context("writing the policy map")?;
+    let state = bpf_intf::cadence_policy_state { generation };
+    state_map
+        .update(&key, as_bytes(&state), MapFlags::ANY)
+        .context("writing the policy_state map")?;
+    Ok(())
+}

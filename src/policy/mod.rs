@@ -1,0 +1,265 @@
+//! Policies: every tunable of the scheduler, as one named TOML file.
+//!
+//! A policy file may leave fields out; they take the `balanced` preset's
+//! value. Unknown keys, wrong types and values out of range are refused with
+//! a message naming the field, the value and what is allowed (schema.rs).
+//! Three presets ship inside the binary (presets/).
+
+mod live;
+mod schema;
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use serde::{Deserialize, Serialize};
+
+pub use live::Live;
+pub use schema::FIELDS;
+
+use crate::bpf_intf;
+
+/// Slice lengths and the sleeper-credit bound.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Slice {
+    pub max_us: u64,
+    pub min_us: u64,
+    pub lag_us: u64,
+}
+
+/// Where waking tasks go.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Placement {
+    pub idle_core_first: bool,
+}
+
+/// Every tunable. Values are checked when parsed; a Policy is always valid.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Policy {
+    pub slice: Slice,
+    pub placement: Placement,
+}
+
+/// The presets that ship with the scheduler: (name, TOML text).
+pub const PRESETS: &[(&str, &str)] = &[
+    ("performance", include_str!("presets/performance.toml")),
+    ("balanced", include_str!("presets/balanced.toml")),
+    ("powersave", include_str!("presets/powersave.toml")),
+];
+
+/// The preset that fills fields a policy file leaves out.
+pub const DEFAULT_PRESET: &str = "balanced";
+
+/// Where a policy came from: what SIGHUP reloads.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Source {
+    Preset(String),
+    File(PathBuf),
+}
+
+/// A policy with its name and origin.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Named {
+    pub name: String,
+    pub source: Source,
+    pub policy: Policy,
+}
+
+fn preset_text(name: &str) -> Option<&'static str> {
+    PRESETS.iter().find(|(n, _)| *n == name).map(|(_, t)| *t)
+}
+
+fn preset_names() -> String {
+    let names: Vec<&str> = PRESETS.iter().map(|(n, _)| *n).collect();
+    names.join(", ")
+}
+
+impl Policy {
+    /// Parses a policy file's text on top of the default preset.
+    pub fn parse(text: &str) -> Result<Self> {
+        let user: toml::Table = text.parse().map_err(|e: toml::de::Error| {
+            anyhow::anyhow!("not valid TOML: {}", e.to_string().trim_end())
+        })?;
+        let base = toml::Table::try_from(Self::default_preset())?;
+        Self::merged(base, &user)
+    }
+
+    /// This policy with `key=value` assignments applied, e.g.
+    /// `slice.max_us=5000`. Values are TOML values; a bare word is a string.
+    pub fn with_assignments<S: AsRef<str>>(&self, assignments: &[S]) -> Result<Self> {
+        if assignments.is_empty() {
+            bail!("nothing to set: give one or more key=value");
+        }
+        let mut user = toml::Table::new();
+        for a in assignments {
+            let a = a.as_ref();
+            let (key, value) = a
+                .split_once('=')
+                .with_context(|| format!("`{a}` is not key=value"))?;
+            let (key, value) = (key.trim(), value.trim());
+            insert_dotted(&mut user, key, parse_value(value))?;
+        }
+        Self::merged(toml::Table::try_from(self)?, &user)
+    }
+
+    /// @user checked field by field and laid over @base.
+    fn merged(mut base: toml::Table, user: &toml::Table) -> Result<Self> {
+        overlay(&mut base, user, "").map_err(anyhow::Error::msg)?;
+        let policy: Self = toml::Value::Table(base)
+            .try_into()
+            .context("policy does not match the schema")?;
+        policy.check_relations()?;
+        Ok(policy)
+    }
+
+    /// Constraints between fields, which the per-field ranges cannot say.
+    fn check_relations(&self) -> Result<()> {
+        if self.slice.min_us > self.slice.max_us {
+            bail!(
+                "slice.min_us = {} is out of range: it must not exceed slice.max_us = {}",
+                self.slice.min_us,
+                self.slice.max_us
+            );
+        }
+        Ok(())
+    }
+
+    fn default_preset() -> Self {
+        let text = preset_text(DEFAULT_PRESET).expect("the default preset ships");
+        toml::from_str(text).expect("the default preset is complete and valid")
+    }
+
+    /// The policy as TOML, every field present.
+    pub fn to_toml(&self) -> String {
+        toml::to_string(self).expect("a policy always serializes")
+    }
+
+    /// The policy as the BPF side reads it (struct cadence_policy).
+    pub fn to_bpf(&self) -> bpf_intf::cadence_policy {
+        bpf_intf::cadence_policy {
+            slice_max_ns: self.slice.max_us * 1000,
+            slice_min_ns: self.slice.min_us * 1000,
+            slice_lag_ns: self.slice.lag_us * 1000,
+            idle_core_first: self.placement.idle_core_first as u32,
+            __reserved: 0,
+        }
+    }
+}
+
+impl Named {
+    /// Resolves a `--policy` / `ctl switch` argument: a preset name, or a
+    /// path to a TOML file (anything with a `/` or ending in `.toml`).
+    pub fn load(arg: &str) -> Result<Self> {
+        if arg.contains('/') || arg.ends_with(".toml") {
+            return Self::from_file(Path::new(arg));
+        }
+        let text = preset_text(arg).with_context(|| {
+            format!(
+                "unknown policy `{arg}`: the presets are {}; a file needs a `/` or a .toml suffix",
+                preset_names()
+            )
+        })?;
+        Ok(Self {
+            name: arg.to_string(),
+            source: Source::Preset(arg.to_string()),
+            policy: Policy::parse(text).expect("presets are valid"),
+        })
+    }
+
+    /// Reads and checks a policy file; its name is the file's stem.
+    pub fn from_file(path: &Path) -> Result<Self> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("reading policy file {}", path.display()))?;
+        Self::from_text(path, &text)
+    }
+
+    /// A policy file's @text, read from @path by whoever holds it.
+    pub fn from_text(path: &Path, text: &str) -> Result<Self> {
+        let policy =
+            Policy::parse(text).with_context(|| format!("policy file {}", path.display()))?;
+        let name = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "policy".to_string());
+        Ok(Self {
+            name,
+            source: Source::File(path.to_path_buf()),
+            policy,
+        })
+    }
+
+    /// Loads the policy again from where it came from (SIGHUP).
+    pub fn reload(&self) -> Result<Self> {
+        match &self.source {
+            Source::Preset(name) => Self::load(name),
+            Source::File(path) => Self::from_file(path),
+        }
+    }
+}
+
+/// A `ctl set` value: TOML if it parses as one, else a bare string.
+fn parse_value(text: &str) -> toml::Value {
+    format!("v = {text}")
+        .parse::<toml::Table>()
+        .ok()
+        .and_then(|mut t| t.remove("v"))
+        .unwrap_or_else(|| toml::Value::String(text.to_string()))
+}
+
+/// Sets `a.b.c` in @table, creating the sections on the way.
+fn insert_dotted(table: &mut toml::Table, key: &str, value: toml::Value) -> Result<()> {
+    let mut parts: Vec<&str> = key.split('.').collect();
+    let last = parts.pop().filter(|k| !k.is_empty());
+    let last = last.with_context(|| format!("`{key}` is not a field name"))?;
+    let mut t = table;
+    for p in parts {
+        let entry = t
+            .entry(p.to_string())
+            .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+        t = entry
+            .as_table_mut()
+            .with_context(|| format!("`{key}`: `{p}` is set twice"))?;
+    }
+    t.insert(last.to_string(), value);
+    Ok(())
+}
+
+/// Lays @user over @base, checking each leaf against the schema. @prefix is
+/// the dotted path of the tables being merged.
+fn overlay(base: &mut toml::Table, user: &toml::Table, prefix: &str) -> Result<(), String> {
+    for (k, v) in user {
+        let key = if prefix.is_empty() {
+            k.clone()
+        } else {
+            format!("{prefix}.{k}")
+        };
+        let unknown = || {
+            format!(
+                "unknown key `{key}`: the policy fields are {}",
+                schema::known_keys()
+            )
+        };
+        match (base.get_mut(k), v) {
+            (Some(toml::Value::Table(b)), toml::Value::Table(u)) => overlay(b, u, &key)?,
+            (Some(toml::Value::Table(_)), other) => {
+                return Err(format!(
+                    "{key} = {other} has the wrong type: expected a [{key}] section"
+                ));
+            }
+            (Some(slot), _) => {
+                schema::field(&key)
+                    .ok_or_else(unknown)?
+                    .kind
+                    .check(&key, v)?;
+                *slot = v.clone();
+            }
+            (None, _) => return Err(unknown()),
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,260 @@
+//! Policy parsing: presets, every kind of bad input, `ctl set` assignments,
+//! the kept corpus (tests/corpus/policy/) and property tests over it.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+use proptest::prelude::*;
+
+use super::*;
+
+/// Every leaf of @t as a dotted key.
+fn dotted_keys(t: &toml::Table, prefix: &str, out: &mut BTreeSet<String>) {
+    for (k, v) in t {
+        let key = if prefix.is_empty() {
+            k.clone()
+        } else {
+            format!("{prefix}.{k}")
+        };
+        match v {
+            toml::Value::Table(sub) => dotted_keys(sub, &key, out),
+            _ => {
+                out.insert(key);
+            }
+        }
+    }
+}
+
+fn schema_keys() -> BTreeSet<String> {
+    FIELDS.iter().map(|f| f.key.to_string()).collect()
+}
+
+fn err(text: &str) -> String {
+    format!("{:#}", Policy::parse(text).unwrap_err())
+}
+
+#[test]
+fn the_schema_covers_exactly_the_policy_fields() {
+    let mut keys = BTreeSet::new();
+    dotted_keys(
+        &toml::Table::try_from(Policy::default_preset()).unwrap(),
+        "",
+        &mut keys,
+    );
+    assert_eq!(keys, schema_keys());
+}
+
+#[test]
+fn every_preset_is_valid_and_lists_every_field() {
+    for (name, text) in PRESETS {
+        let table: toml::Table = text.parse().unwrap();
+        let mut keys = BTreeSet::new();
+        dotted_keys(&table, "", &mut keys);
+        assert_eq!(keys, schema_keys(), "{name}");
+        let named = Named::load(name).unwrap();
+        assert_eq!(named.name, *name);
+        assert_eq!(named.source, Source::Preset(name.to_string()));
+    }
+}
+
+#[test]
+fn presets_differ_where_they_say_they_do() {
+    let p = |n| Named::load(n).unwrap().policy;
+    assert!(p("performance").slice.max_us > p("balanced").slice.max_us);
+    assert!(!p("powersave").placement.idle_core_first);
+    assert!(p("balanced").placement.idle_core_first);
+}
+
+#[test]
+fn missing_fields_come_from_balanced() {
+    let p = Policy::parse("[slice]\nmax_us = 4000\n").unwrap();
+    let balanced = Named::load("balanced").unwrap().policy;
+    assert_eq!(p.slice.max_us, 4000);
+    assert_eq!(p.slice.min_us, balanced.slice.min_us);
+    assert_eq!(p.placement, balanced.placement);
+}
+
+#[test]
+fn errors_name_the_field_the_value_and_the_range() {
+    assert_eq!(
+        err("[slice]\nmax_us = 50\n"),
+        "slice.max_us = 50 is out of range: allowed 100..=100000 (microseconds)"
+    );
+    assert!(err("[slice]\nmax_us = true\n").starts_with(
+        "slice.max_us = true has the wrong type: expected an integer in 100..=100000"
+    ));
+    assert!(
+        err("[slice]\nfoo = 1\n")
+            .starts_with("unknown key `slice.foo`: the policy fields are slice.max_us,")
+    );
+    assert!(err("[slice\n").starts_with("not valid TOML: TOML parse error at line 1"));
+}
+
+#[test]
+fn unknown_presets_and_missing_files_are_named() {
+    let e = format!("{:#}", Named::load("turbo").unwrap_err());
+    assert!(
+        e.contains("unknown policy `turbo`: the presets are performance, balanced, powersave"),
+        "{e}"
+    );
+    let e = format!("{:#}", Named::load("/nonexistent/x.toml").unwrap_err());
+    assert!(
+        e.starts_with("reading policy file /nonexistent/x.toml"),
+        "{e}"
+    );
+}
+
+#[test]
+fn file_policies_are_named_after_the_file() {
+    let n = Named::from_text(Path::new("/etc/scx/quiet.toml"), "[slice]\nlag_us = 0\n").unwrap();
+    assert_eq!(n.name, "quiet");
+    assert_eq!(n.policy.slice.lag_us, 0);
+    assert_eq!(n.source, Source::File("/etc/scx/quiet.toml".into()));
+}
+
+#[test]
+fn assignments_change_only_their_fields() {
+    let base = Named::load("balanced").unwrap().policy;
+    let p = base
+        .with_assignments(&["slice.max_us=5000", " placement.idle_core_first = false"])
+        .unwrap();
+    assert_eq!(p.slice.max_us, 5000);
+    assert!(!p.placement.idle_core_first);
+    assert_eq!(p.slice.min_us, base.slice.min_us);
+}
+
+#[test]
+fn bad_assignments_are_refused() {
+    let base = Named::load("balanced").unwrap().policy;
+    let e = |a: &[&str]| format!("{:#}", base.with_assignments(a).unwrap_err());
+    assert_eq!(e(&[]), "nothing to set: give one or more key=value");
+    assert_eq!(e(&["slice.max_us"]), "`slice.max_us` is not key=value");
+    assert!(e(&["slice.max_us=fast"]).starts_with("slice.max_us = \"fast\" has the wrong type"));
+    assert!(e(&["nope=1"]).starts_with("unknown key `nope`"));
+    assert!(e(&["slice.=1"]).starts_with("`slice.` is not a field name"));
+    assert!(e(&["slice.min_us=4000"]).contains("must not exceed slice.max_us = 3000"));
+    // Both at once are checked together: raising max first makes min legal.
+    let p = base
+        .with_assignments(&["slice.min_us=4000", "slice.max_us=8000"])
+        .unwrap();
+    assert_eq!((p.slice.min_us, p.slice.max_us), (4000, 8000));
+}
+
+#[test]
+fn to_bpf_converts_microseconds_to_nanoseconds() {
+    let b = Named::load("powersave").unwrap().policy.to_bpf();
+    assert_eq!(
+        (b.slice_max_ns, b.slice_min_ns, b.slice_lag_ns),
+        (10_000_000, 1_000_000, 3_000_000)
+    );
+    assert_eq!(b.idle_core_first, 0);
+}
+
+fn corpus() -> Vec<(PathBuf, String)> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus/policy");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .map(|p| {
+            let text = std::fs::read_to_string(&p).unwrap();
+            (p, text)
+        })
+        .collect();
+    files.sort();
+    assert!(files.len() >= 10, "the corpus is missing");
+    files
+}
+
+/// Each corpus file says on its first line what parsing it must give:
+/// `# expect-ok` or `# expect-err: <start of the message>`.
+#[test]
+fn the_corpus_gives_what_each_file_expects() {
+    for (path, text) in corpus() {
+        let first = text.lines().next().unwrap_or_default();
+        let got = Policy::parse(&text);
+        if first == "# expect-ok" {
+            assert!(got.is_ok(), "{}: {:#}", path.display(), got.unwrap_err());
+        } else {
+            let want = first
+                .strip_prefix("# expect-err: ")
+                .expect("an expectation line");
+            let e = format!("{:#}", got.expect_err(&path.display().to_string()));
+            assert!(
+                e.contains(want),
+                "{}: got `{e}`, want `{want}`",
+                path.display()
+            );
+        }
+    }
+}
+
+/// What every accepted policy must satisfy.
+fn assert_valid(p: &Policy) {
+    for f in FIELDS {
+        let table = toml::Table::try_from(p).unwrap();
+        let (sec, name) = f.key.split_once('.').unwrap();
+        let v = &table[sec][name];
+        f.kind.check(f.key, v).unwrap();
+    }
+    assert!(p.slice.min_us <= p.slice.max_us);
+    assert_eq!(Policy::parse(&p.to_toml()).unwrap(), *p, "round trip");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+
+    /// Any text at all: an error or a valid policy, never a panic.
+    #[test]
+    fn arbitrary_text_never_panics(text in ".{0,200}") {
+        if let Ok(p) = Policy::parse(&text) {
+            assert_valid(&p);
+        }
+    }
+
+    /// Corpus files with bytes replaced, inserted or cut: an error that
+    /// says something, or a valid policy.
+    #[test]
+    fn mutated_corpus_is_refused_or_valid(
+        idx in 0usize..64,
+        edits in prop::collection::vec((0usize..400, any::<u8>(), 0u8..3), 1..6),
+    ) {
+        let files = corpus();
+        let mut bytes = files[idx % files.len()].1.clone().into_bytes();
+        for (pos, byte, op) in edits {
+            let at = pos % (bytes.len() + 1);
+            match op {
+                0 if at < bytes.len() => bytes[at] = byte,
+                1 => bytes.insert(at, byte),
+                _ => bytes.truncate(at),
+            }
+        }
+        let text = String::from_utf8_lossy(&bytes);
+        match Policy::parse(&text) {
+            Ok(p) => assert_valid(&p),
+            Err(e) => {
+                let msg = format!("{e:#}");
+                prop_assert!(!msg.is_empty());
+            }
+        }
+    }
+
+    /// Every policy inside the schema's ranges parses back to itself, and
+    /// one step outside any range is refused.
+    #[test]
+    fn in_range_values_round_trip(
+        max in 100u64..=100_000,
+        min_frac in 0.0f64..=1.0,
+        lag in 0u64..=1_000_000,
+        idle_core_first: bool,
+    ) {
+        let min = (50 + ((max.max(50) - 50) as f64 * min_frac) as u64).min(max);
+        let p = Policy {
+            slice: Slice { max_us: max, min_us: min, lag_us: lag },
+            placement: Placement { idle_core_first },
+        };
+        assert_valid(&p);
+        let too_far = p.with_assignments(&["slice.lag_us=1000001"]);
+        prop_assert!(too_far.is_err());
+    }
+}
