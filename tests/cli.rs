@@ -27,13 +27,59 @@ fn unknown_option_is_one_line_and_exit_2() {
     assert!(lines[0].contains("--no-such-option"), "{lines:?}");
 }
 
-#[test]
-fn out_of_range_slice_names_the_range() {
-    let out = scx_cadence(&["--slice-max-us", "5"]);
-    assert_eq!(out.status.code(), Some(2));
+/// A refused start: exit 1 and one line on stderr, which is returned.
+fn refused(args: &[&str]) -> String {
+    let out = scx_cadence(args);
+    assert_eq!(out.status.code(), Some(1), "{args:?}");
     let lines = stderr_lines(&out);
     assert_eq!(lines.len(), 1, "{lines:?}");
-    assert!(lines[0].contains("100..=100000"), "{lines:?}");
+    lines[0].clone()
+}
+
+#[test]
+fn out_of_range_policy_value_names_field_value_and_range() {
+    // Checked before anything touches the kernel, so this runs on any host.
+    let line = refused(&["--set", "slice.max_us=5"]);
+    assert_eq!(
+        line,
+        "scx_cadence: error: --set: slice.max_us = 5 is out of range: allowed 100..=100000 (microseconds)"
+    );
+}
+
+#[test]
+fn bad_policy_files_and_presets_are_refused_in_one_line() {
+    let dir = std::env::temp_dir().join(format!("scx_cadence_cli_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("bad.toml");
+    std::fs::write(&bad, "[slice]\nmin_us = \"fast\"\n").unwrap();
+    let line = refused(&["--policy", bad.to_str().unwrap()]);
+    assert!(
+        line.contains("slice.min_us = \"fast\" has the wrong type"),
+        "{line}"
+    );
+    let line = refused(&["--policy", "turbo"]);
+    assert!(line.contains("unknown policy `turbo`"), "{line}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn ctl_without_a_running_scheduler_says_so() {
+    let line = refused(&["ctl", "--socket", "/nonexistent/ctl.sock", "get"]);
+    assert!(line.contains("is scx_cadence running"), "{line}");
+}
+
+#[test]
+fn policies_lists_every_field_and_preset() {
+    let out = scx_cadence(&["policies"]);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    for part in [
+        "slice.max_us",
+        "placement.idle_core_first",
+        "performance, balanced, powersave",
+    ] {
+        assert!(text.contains(part), "{part} missing from:\n{text}");
+    }
 }
 
 #[test]
@@ -46,6 +92,8 @@ fn help_stats_describes_every_counter() {
         "enq_llc",
         "dispatch_steal",
         "tick_preempt",
+        "policy_refresh",
+        "policy_generation",
     ] {
         assert!(text.contains(name), "{name} missing from --help-stats");
     }

@@ -1,23 +1,24 @@
-//! Statistics: the BPF per-CPU counters, summed and turned into per-interval
-//! deltas, served through scx_stats (`--stats`, `--monitor`, `--help-stats`).
+//! Statistics: the BPF per-CPU counters, per CPU and summed, served through
+//! scx_stats. The server hands out cumulative values; `--stats` and
+//! `--monitor` print per-interval deltas, `scx_cadence stats` prints one
+//! cumulative reading as text, JSON or OpenMetrics.
 
+mod cpu;
+mod openmetrics;
+
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use scx_stats::prelude::*;
 use scx_stats_derive::{Stats, stat_doc};
 use serde::{Deserialize, Serialize};
 
-use crate::bpf_intf;
-
-/// Number of per-CPU event counters kept by BPF (enum cadence_stat).
-pub const NR_STATS: usize = bpf_intf::cadence_stat_CADENCE_NR_STATS as usize;
-
-/// One value of the BPF `cpu_stats` map: a counter per enum cadence_stat.
-pub type Counters = [u64; NR_STATS];
+pub use cpu::{CpuMetrics, parse_raw};
+pub use openmetrics::write_openmetrics;
 
 #[stat_doc]
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, Stats)]
@@ -29,237 +30,210 @@ pub struct Metrics {
     pub nr_llcs: u64,
     #[stat(desc = "Re-attachments after CPU hotplug since start")]
     pub nr_restarts: u64,
-    #[stat(desc = "Wake-ups placed on the previous CPU, its whole core idle")]
-    pub select_prev_core: u64,
-    #[stat(desc = "Wake-ups placed on an idle core in the previous CPU's LLC")]
-    pub select_llc_core: u64,
-    #[stat(desc = "Wake-ups placed on an idle core in another LLC")]
-    pub select_any_core: u64,
-    #[stat(desc = "Wake-ups placed on the previous CPU, its sibling busy")]
-    pub select_prev_cpu: u64,
-    #[stat(desc = "Wake-ups placed on an idle CPU in the previous CPU's LLC")]
-    pub select_llc_cpu: u64,
-    #[stat(desc = "Wake-ups placed on an idle CPU in another LLC")]
-    pub select_any_cpu: u64,
-    #[stat(desc = "Wake-ups that found no idle CPU and were queued")]
-    pub select_busy: u64,
-    #[stat(desc = "Enqueues to a per-CPU DSQ (task can run on one CPU only)")]
-    pub enq_pinned: u64,
-    #[stat(desc = "Enqueues sent straight to an idle CPU")]
-    pub enq_idle: u64,
-    #[stat(desc = "Enqueues to the LLC's shared vtime DSQ")]
-    pub enq_llc: u64,
-    #[stat(desc = "Dispatches from the CPU's own DSQ")]
-    pub dispatch_cpu: u64,
-    #[stat(desc = "Dispatches from the CPU's LLC DSQ")]
-    pub dispatch_llc: u64,
-    #[stat(desc = "Dispatches stolen from another LLC's DSQ")]
-    pub dispatch_steal: u64,
-    #[stat(desc = "Slice refills for a task that stayed first in virtual time")]
-    pub dispatch_keep: u64,
-    #[stat(desc = "Slices cut short by the tick because others were waiting")]
-    pub tick_preempt: u64,
+    #[stat(desc = "Name of the policy in force")]
+    pub policy: String,
+    #[stat(desc = "Generation of the policy in force: 1 at start, +1 per change")]
+    pub policy_generation: u64,
+    #[stat(desc = "Every CPU's counters summed")]
+    pub total: CpuMetrics,
+    #[stat(desc = "Counters of each CPU, by CPU id")]
+    pub cpus: BTreeMap<u32, CpuMetrics>,
+}
+
+/// How a stats reading is printed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// One line for the machine, and with --per-cpu one per CPU.
+    Text,
+    /// The scx_stats JSON object, one per line.
+    Json,
+    /// Prometheus/OpenMetrics text exposition (cumulative counters).
+    Openmetrics,
 }
 
 impl Metrics {
-    /// Builds the metrics from the summed BPF counters.
-    pub fn from_counters(c: &Counters, nr_cpus: u64, nr_llcs: u64, nr_restarts: u64) -> Self {
-        use bpf_intf::*;
-        let at = |i: cadence_stat| c[i as usize];
+    /// Builds the metrics from each CPU's counters.
+    pub fn new(cpus: BTreeMap<u32, CpuMetrics>, nr_llcs: u64, nr_restarts: u64) -> Self {
+        let mut total = cpus.values().next().cloned().unwrap_or_default();
+        for c in cpus.values().skip(1) {
+            total.add(c);
+        }
         Self {
-            nr_cpus,
+            nr_cpus: cpus.len() as u64,
             nr_llcs,
             nr_restarts,
-            select_prev_core: at(cadence_stat_CADENCE_STAT_SELECT_PREV_CORE),
-            select_llc_core: at(cadence_stat_CADENCE_STAT_SELECT_LLC_CORE),
-            select_any_core: at(cadence_stat_CADENCE_STAT_SELECT_ANY_CORE),
-            select_prev_cpu: at(cadence_stat_CADENCE_STAT_SELECT_PREV_CPU),
-            select_llc_cpu: at(cadence_stat_CADENCE_STAT_SELECT_LLC_CPU),
-            select_any_cpu: at(cadence_stat_CADENCE_STAT_SELECT_ANY_CPU),
-            select_busy: at(cadence_stat_CADENCE_STAT_SELECT_BUSY),
-            enq_pinned: at(cadence_stat_CADENCE_STAT_ENQ_PINNED),
-            enq_idle: at(cadence_stat_CADENCE_STAT_ENQ_IDLE),
-            enq_llc: at(cadence_stat_CADENCE_STAT_ENQ_LLC),
-            dispatch_cpu: at(cadence_stat_CADENCE_STAT_DISPATCH_CPU),
-            dispatch_llc: at(cadence_stat_CADENCE_STAT_DISPATCH_LLC),
-            dispatch_steal: at(cadence_stat_CADENCE_STAT_DISPATCH_STEAL),
-            dispatch_keep: at(cadence_stat_CADENCE_STAT_DISPATCH_KEEP),
-            tick_preempt: at(cadence_stat_CADENCE_STAT_TICK_PREEMPT),
+            total,
+            cpus,
+            ..Default::default()
         }
     }
 
-    /// The counters' growth since @prev; the gauges (CPUs, LLCs, restarts) are
-    /// taken as they are now. Counters restart from zero when the scheduler
-    /// re-attaches, so a counter smaller than before counts from zero.
+    /// The counters' growth since @prev; gauges are taken as they are now.
     pub fn delta(&self, prev: &Self) -> Self {
-        let d = |now: u64, before: u64| now.checked_sub(before).unwrap_or(now);
+        let cpus = self
+            .cpus
+            .iter()
+            .map(|(id, c)| (*id, prev.cpus.get(id).map_or(c.clone(), |p| c.delta(p))))
+            .collect();
         Self {
-            nr_cpus: self.nr_cpus,
-            nr_llcs: self.nr_llcs,
-            nr_restarts: self.nr_restarts,
-            select_prev_core: d(self.select_prev_core, prev.select_prev_core),
-            select_llc_core: d(self.select_llc_core, prev.select_llc_core),
-            select_any_core: d(self.select_any_core, prev.select_any_core),
-            select_prev_cpu: d(self.select_prev_cpu, prev.select_prev_cpu),
-            select_llc_cpu: d(self.select_llc_cpu, prev.select_llc_cpu),
-            select_any_cpu: d(self.select_any_cpu, prev.select_any_cpu),
-            select_busy: d(self.select_busy, prev.select_busy),
-            enq_pinned: d(self.enq_pinned, prev.enq_pinned),
-            enq_idle: d(self.enq_idle, prev.enq_idle),
-            enq_llc: d(self.enq_llc, prev.enq_llc),
-            dispatch_cpu: d(self.dispatch_cpu, prev.dispatch_cpu),
-            dispatch_llc: d(self.dispatch_llc, prev.dispatch_llc),
-            dispatch_steal: d(self.dispatch_steal, prev.dispatch_steal),
-            dispatch_keep: d(self.dispatch_keep, prev.dispatch_keep),
-            tick_preempt: d(self.tick_preempt, prev.tick_preempt),
+            total: self.total.delta(&prev.total),
+            cpus,
+            ..self.clone()
         }
     }
 
-    /// One human-readable line, as `--stats` and `--monitor` print it.
-    pub fn format<W: Write>(&self, w: &mut W) -> Result<()> {
+    /// Human-readable: one line for the machine, then one per CPU.
+    pub fn format<W: Write>(&self, w: &mut W, per_cpu: bool) -> Result<()> {
         writeln!(
             w,
-            "[scx_cadence] cpus {} llcs {} restarts {} | wake: prev-core {} llc-core {} core {} prev {} llc {} any {} busy {} | enq: pinned {} idle {} llc {} | dsp: own {} llc {} steal {} keep {} | preempt {}",
+            "[scx_cadence] cpus {} llcs {} restarts {} policy {} (gen {}) | {}",
             self.nr_cpus,
             self.nr_llcs,
             self.nr_restarts,
-            self.select_prev_core,
-            self.select_llc_core,
-            self.select_any_core,
-            self.select_prev_cpu,
-            self.select_llc_cpu,
-            self.select_any_cpu,
-            self.select_busy,
-            self.enq_pinned,
-            self.enq_idle,
-            self.enq_llc,
-            self.dispatch_cpu,
-            self.dispatch_llc,
-            self.dispatch_steal,
-            self.dispatch_keep,
-            self.tick_preempt,
+            self.policy,
+            self.policy_generation,
+            cpu::format_counters(&self.total)
         )?;
+        if per_cpu {
+            for (id, c) in &self.cpus {
+                writeln!(w, "  cpu {id:>3} | {}", cpu::format_counters(c))?;
+            }
+        }
         Ok(())
     }
-}
 
-/// Sums per-CPU copies of the counters into one.
-pub fn sum_counters<'a>(per_cpu: impl IntoIterator<Item = &'a Counters>) -> Counters {
-    let mut total = [0u64; NR_STATS];
-    for c in per_cpu {
-        for (t, v) in total.iter_mut().zip(c.iter()) {
-            *t = t.wrapping_add(*v);
+    /// Prints @self in @format.
+    pub fn print<W: Write>(&self, w: &mut W, format: Format, per_cpu: bool) -> Result<()> {
+        match format {
+            Format::Text => self.format(w, per_cpu),
+            Format::Json => Ok(writeln!(w, "{}", serde_json::to_string(self)?)?),
+            Format::Openmetrics => write_openmetrics(self, w),
         }
     }
-    total
 }
 
-/// The stats server's description: one "top" reader that returns the deltas
-/// since the client's previous read.
+/// The stats server's description: one "top" reader that returns the
+/// cumulative metrics each time it is asked.
 pub fn server_data() -> StatsServerData<(), Metrics> {
     let open: Box<dyn StatsOpener<(), Metrics>> = Box::new(move |(req_ch, res_ch)| {
-        req_ch.send(())?;
-        let mut prev = res_ch.recv()?;
-        let read: Box<dyn StatsReader<(), Metrics>> = Box::new(move |_args, (req_ch, res_ch)| {
+        let (req_ch, res_ch) = (req_ch.clone(), res_ch.clone());
+        let read: Box<dyn StatsReader<(), Metrics>> = Box::new(move |_args, _| {
             req_ch.send(())?;
-            let cur = res_ch.recv()?;
-            let delta = cur.delta(&prev);
-            prev = cur;
-            delta.to_json()
+            res_ch.recv()?.to_json()
         });
         Ok(read)
     });
     StatsServerData::new()
+        .add_meta(CpuMetrics::meta())
         .add_meta(Metrics::meta())
         .add_ops("top", StatsOps { open, close: None })
 }
 
-/// Prints the stats of the running instance every @intv until @shutdown.
-pub fn monitor(intv: Duration, shutdown: Arc<AtomicBool>) -> Result<()> {
+/// Prints the growth of the running instance's stats every @intv until
+/// @shutdown; the first reading is the total since it started.
+pub fn monitor(
+    intv: Duration,
+    format: Format,
+    per_cpu: bool,
+    shutdown: Arc<AtomicBool>,
+) -> Result<()> {
+    let mut prev: Option<Metrics> = None;
     scx_utils::monitor_stats::<Metrics>(
         &[],
         intv,
         || shutdown.load(Ordering::Relaxed),
-        |metrics| metrics.format(&mut std::io::stdout()),
+        |cur| {
+            let shown = match (&prev, format) {
+                // OpenMetrics counters are cumulative by definition.
+                (_, Format::Openmetrics) | (None, _) => cur.clone(),
+                (Some(p), _) => cur.delta(p),
+            };
+            shown.print(&mut std::io::stdout(), format, per_cpu)?;
+            prev = Some(cur);
+            Ok(())
+        },
     )
+}
+
+/// One cumulative reading from the running instance.
+pub fn fetch_once() -> Result<Metrics> {
+    let mut client = StatsClient::new()
+        .connect(None)
+        .context("connecting to the stats server: is scx_cadence running?")?;
+    client.request::<Metrics>("stats", vec![])
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// Counters whose slot i holds 1000 + i, so each field shows its slot.
-    fn numbered() -> Counters {
-        std::array::from_fn(|i| 1000 + i as u64)
-    }
-
-    #[test]
-    fn every_counter_lands_in_its_own_field() {
-        let m = Metrics::from_counters(&numbered(), 8, 2, 1);
-        let json = serde_json::to_value(&m).unwrap();
-        // The JSON field names in enum cadence_stat order, after the gauges.
-        let order = [
-            "select_prev_core",
-            "select_llc_core",
-            "select_any_core",
-            "select_prev_cpu",
-            "select_llc_cpu",
-            "select_any_cpu",
-            "select_busy",
-            "enq_pinned",
-            "enq_idle",
-            "enq_llc",
-            "dispatch_cpu",
-            "dispatch_llc",
-            "dispatch_steal",
-            "dispatch_keep",
-            "tick_preempt",
-        ];
-        assert_eq!(order.len(), NR_STATS, "a counter is missing from Metrics");
-        for (i, name) in order.iter().enumerate() {
-            assert_eq!(json[name], 1000 + i as u64, "{name}");
+    fn cpu(n: u64, generation: u64) -> CpuMetrics {
+        CpuMetrics {
+            policy_generation: generation,
+            enq_llc: n,
+            tick_preempt: 2 * n,
+            ..Default::default()
         }
-        assert_eq!(json["nr_cpus"], 8);
-        assert_eq!(json["nr_llcs"], 2);
-        assert_eq!(json["nr_restarts"], 1);
+    }
+
+    fn sample() -> Metrics {
+        let mut m = Metrics::new(BTreeMap::from([(0, cpu(3, 2)), (1, cpu(4, 1))]), 1, 0);
+        m.policy = "balanced".into();
+        m.policy_generation = 2;
+        m
     }
 
     #[test]
-    fn per_cpu_copies_are_summed() {
-        let a = numbered();
-        let b = [1u64; NR_STATS];
-        let sum = sum_counters([&a, &b]);
-        assert!(sum.iter().enumerate().all(|(i, v)| *v == 1001 + i as u64));
+    fn total_sums_every_cpu() {
+        let m = sample();
+        assert_eq!(
+            (m.nr_cpus, m.total.enq_llc, m.total.tick_preempt),
+            (2, 7, 14)
+        );
+        assert_eq!(m.total.policy_generation, 1, "the oldest copy in use");
     }
 
     #[test]
-    fn delta_counts_growth_and_keeps_gauges() {
-        let before = Metrics::from_counters(&[5; NR_STATS], 4, 1, 0);
-        let after = Metrics::from_counters(&[12; NR_STATS], 3, 1, 1);
+    fn delta_is_per_cpu_and_total() {
+        let before = sample();
+        let mut after = sample();
+        after.cpus.insert(1, cpu(10, 2));
+        after = Metrics {
+            policy: "balanced".into(),
+            ..Metrics::new(after.cpus, 1, 0)
+        };
         let d = after.delta(&before);
-        assert_eq!(d.enq_llc, 7);
-        assert_eq!(d.tick_preempt, 7);
-        assert_eq!((d.nr_cpus, d.nr_llcs, d.nr_restarts), (3, 1, 1));
+        assert_eq!(d.cpus[&0].enq_llc, 0);
+        assert_eq!(d.cpus[&1].enq_llc, 6);
+        assert_eq!(d.total.enq_llc, 6);
+        assert_eq!(d.policy, "balanced");
     }
 
     #[test]
-    fn delta_after_a_restart_counts_from_zero() {
-        // After hotplug the BPF maps are new and the counters start over.
-        let before = Metrics::from_counters(&[500; NR_STATS], 4, 1, 0);
-        let after = Metrics::from_counters(&[20; NR_STATS], 4, 1, 1);
-        assert_eq!(after.delta(&before).dispatch_llc, 20);
-    }
-
-    #[test]
-    fn format_is_one_line_with_every_group() {
+    fn text_is_one_line_plus_one_per_cpu() {
         let mut out = Vec::new();
-        Metrics::from_counters(&numbered(), 4, 1, 0)
-            .format(&mut out)
-            .unwrap();
-        let line = String::from_utf8(out).unwrap();
-        assert_eq!(line.lines().count(), 1);
-        for part in ["cpus 4", "wake:", "enq:", "dsp:", "preempt 1014"] {
-            assert!(line.contains(part), "{part} missing in {line}");
+        sample().format(&mut out, true).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert_eq!(text.lines().count(), 3, "{text}");
+        let first = text.lines().next().unwrap();
+        for part in [
+            "cpus 2",
+            "policy balanced (gen 2)",
+            "wake:",
+            "enq:",
+            "dsp:",
+            "preempt 14",
+        ] {
+            assert!(first.contains(part), "{part} missing in {first}");
         }
+        assert!(text.lines().nth(2).unwrap().starts_with("  cpu   1 |"));
+    }
+
+    #[test]
+    fn json_round_trips_with_per_cpu_entries() {
+        let mut out = Vec::new();
+        sample().print(&mut out, Format::Json, false).unwrap();
+        let back: Metrics = serde_json::from_slice(&out).unwrap();
+        assert_eq!(back, sample());
     }
 }

@@ -1,0 +1,162 @@
+//! One CPU's event counters, as the BPF `cpu_stats` map holds them
+//! (struct cadence_cpu_stats in bpf/intf.h), plus the generation of the
+//! policy copy that CPU uses. The counter list below is the one place that
+//! names them: the struct, its scx_stats metadata, the sums, the deltas and
+//! the OpenMetrics names all come from it.
+
+use scx_stats_derive::Stats;
+use serde::{Deserialize, Serialize};
+
+use crate::bpf_intf;
+
+macro_rules! cpu_metrics {
+    ($($name:ident: $desc:tt,)*) => {
+        #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, Stats)]
+        pub struct CpuMetrics {
+            #[stat(desc = "Generation of the policy copy in use (the total holds the oldest any CPU uses)")]
+            pub policy_generation: u64,
+            $(#[stat(desc = $desc)] pub $name: u64,)*
+        }
+
+        impl CpuMetrics {
+            /// Every counter's name and description, in BPF field order.
+            pub const COUNTERS: &[(&str, &str)] = &[$((stringify!($name), $desc)),*];
+
+            /// One CPU's counters from its copy of the BPF map value.
+            pub fn from_bpf(raw: &bpf_intf::cadence_cpu_stats, policy_generation: u64) -> Self {
+                Self { policy_generation, $($name: raw.$name,)* }
+            }
+
+            /// The counters' values, in the order of COUNTERS.
+            pub fn values(&self) -> Vec<u64> {
+                vec![$(self.$name),*]
+            }
+
+            /// Adds @other's counters; keeps the older policy generation.
+            pub fn add(&mut self, other: &Self) {
+                $(self.$name = self.$name.wrapping_add(other.$name);)*
+                self.policy_generation = self.policy_generation.min(other.policy_generation);
+            }
+
+            /// Growth since @prev. Counters restart from zero when the
+            /// scheduler re-attaches, so one smaller than before counts from
+            /// zero; the generation is taken as it is now.
+            pub fn delta(&self, prev: &Self) -> Self {
+                Self {
+                    policy_generation: self.policy_generation,
+                    $($name: self.$name.checked_sub(prev.$name).unwrap_or(self.$name),)*
+                }
+            }
+        }
+    };
+}
+
+cpu_metrics! {
+    select_prev_core: "Wake-ups placed on the previous CPU, its whole core idle",
+    select_llc_core: "Wake-ups placed on an idle core in the previous CPU's LLC",
+    select_any_core: "Wake-ups placed on an idle core in another LLC",
+    select_prev_cpu: "Wake-ups placed on the previous CPU, its sibling busy",
+    select_llc_cpu: "Wake-ups placed on an idle CPU in the previous CPU's LLC",
+    select_any_cpu: "Wake-ups placed on an idle CPU in another LLC",
+    select_busy: "Wake-ups that found no idle CPU and were queued",
+    enq_pinned: "Enqueues to a per-CPU DSQ (task can run on one CPU only)",
+    enq_idle: "Enqueues sent straight to an idle CPU",
+    enq_llc: "Enqueues to the LLC's shared vtime DSQ",
+    dispatch_cpu: "Dispatches from the CPU's own DSQ",
+    dispatch_llc: "Dispatches from the CPU's LLC DSQ",
+    dispatch_steal: "Dispatches stolen from another LLC's DSQ",
+    dispatch_keep: "Slice refills for a task that stayed first in virtual time",
+    tick_preempt: "Slices cut short by the tick because others were waiting",
+    policy_refresh: "Times this CPU refreshed its policy copy after a change",
+}
+
+/// Reads one CPU's raw map value (bytes as the kernel returns them).
+pub fn parse_raw(raw: &[u8]) -> Option<bpf_intf::cadence_cpu_stats> {
+    if raw.len() < std::mem::size_of::<bpf_intf::cadence_cpu_stats>() {
+        return None;
+    }
+    // SAFETY: the length is checked above, the struct is plain u64s (any bit
+    // pattern is valid), and read_unaligned has no alignment requirement.
+    Some(unsafe { std::ptr::read_unaligned(raw.as_ptr().cast()) })
+}
+
+/// One line of counters, grouped as `--stats` prints them.
+pub fn format_counters(m: &CpuMetrics) -> String {
+    format!(
+        "wake: prev-core {} llc-core {} core {} prev {} llc {} any {} busy {} | enq: pinned {} idle {} llc {} | dsp: own {} llc {} steal {} keep {} | preempt {} | policy gen {} refresh {}",
+        m.select_prev_core,
+        m.select_llc_core,
+        m.select_any_core,
+        m.select_prev_cpu,
+        m.select_llc_cpu,
+        m.select_any_cpu,
+        m.select_busy,
+        m.enq_pinned,
+        m.enq_idle,
+        m.enq_llc,
+        m.dispatch_cpu,
+        m.dispatch_llc,
+        m.dispatch_steal,
+        m.dispatch_keep,
+        m.tick_preempt,
+        m.policy_generation,
+        m.policy_refresh,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A map value whose i-th field holds 1000 + i, as the kernel lays it out.
+    fn numbered_raw() -> Vec<u8> {
+        (0..CpuMetrics::COUNTERS.len() as u64)
+            .flat_map(|i| (1000 + i).to_ne_bytes())
+            .collect()
+    }
+
+    #[test]
+    fn every_bpf_field_lands_in_its_named_counter() {
+        let size = std::mem::size_of::<bpf_intf::cadence_cpu_stats>();
+        assert_eq!(size, 8 * CpuMetrics::COUNTERS.len(), "a counter is missing");
+        let m = CpuMetrics::from_bpf(&parse_raw(&numbered_raw()).unwrap(), 7);
+        let json = serde_json::to_value(&m).unwrap();
+        for (i, (name, _)) in CpuMetrics::COUNTERS.iter().enumerate() {
+            assert_eq!(json[name], 1000 + i as u64, "{name}");
+        }
+        assert_eq!(json["policy_generation"], 7);
+        assert_eq!(m.values()[2], 1002);
+    }
+
+    #[test]
+    fn short_map_value_is_refused() {
+        assert!(parse_raw(&[0u8; 8]).is_none());
+    }
+
+    #[test]
+    fn add_sums_counters_and_keeps_the_oldest_generation() {
+        let raw = parse_raw(&numbered_raw()).unwrap();
+        let mut a = CpuMetrics::from_bpf(&raw, 5);
+        a.add(&CpuMetrics::from_bpf(&raw, 3));
+        assert_eq!(a.select_prev_core, 2000);
+        assert_eq!(a.policy_refresh, 2 * (1000 + 15));
+        assert_eq!(a.policy_generation, 3);
+    }
+
+    #[test]
+    fn delta_counts_growth_and_restarts_from_zero() {
+        let raw = parse_raw(&numbered_raw()).unwrap();
+        let before = CpuMetrics::from_bpf(&raw, 1);
+        let mut after = before.clone();
+        after.enq_llc += 7;
+        after.policy_generation = 4;
+        let d = after.delta(&before);
+        assert_eq!((d.enq_llc, d.enq_idle, d.policy_generation), (7, 0, 4));
+        // After hotplug the BPF maps are new and the counters start over.
+        let restarted = CpuMetrics {
+            dispatch_llc: 20,
+            ..Default::default()
+        };
+        assert_eq!(restarted.delta(&before).dispatch_llc, 20);
+    }
+}

@@ -1,0 +1,143 @@
+//! The stats as one OpenMetrics text exposition (which Prometheus also
+//! reads), for people who scrape: counters are cumulative and carry a
+//! `cpu` label; the machine-wide sum is left to the query.
+
+use std::io::Write;
+
+use anyhow::Result;
+
+use super::{CpuMetrics, Metrics};
+
+/// Prefix of every metric family name.
+const PREFIX: &str = "scx_cadence";
+
+/// Escapes a label value or HELP text as OpenMetrics requires.
+fn escape(s: &str) -> String {
+    s.replace('\\', r"\\")
+        .replace('"', "\\\"")
+        .replace('\n', r"\n")
+}
+
+fn family<W: Write>(w: &mut W, name: &str, kind: &str, help: &str) -> Result<()> {
+    writeln!(w, "# TYPE {PREFIX}_{name} {kind}")?;
+    writeln!(w, "# HELP {PREFIX}_{name} {}", escape(help))?;
+    Ok(())
+}
+
+/// Writes @m as an OpenMetrics exposition, ending with `# EOF`.
+pub fn write_openmetrics<W: Write>(m: &Metrics, w: &mut W) -> Result<()> {
+    for (name, help, value) in [
+        ("nr_cpus", "Online CPUs the scheduler runs on", m.nr_cpus),
+        (
+            "nr_llcs",
+            "Last-level caches, one shared DSQ each",
+            m.nr_llcs,
+        ),
+        (
+            "nr_restarts",
+            "Re-attachments after CPU hotplug since start",
+            m.nr_restarts,
+        ),
+        (
+            "policy_generation",
+            "Generation of the policy in force",
+            m.policy_generation,
+        ),
+    ] {
+        family(w, name, "gauge", help)?;
+        writeln!(w, "{PREFIX}_{name} {value}")?;
+    }
+    family(w, "policy", "info", "Name of the policy in force")?;
+    writeln!(
+        w,
+        "{PREFIX}_policy_info{{name=\"{}\"}} 1",
+        escape(&m.policy)
+    )?;
+
+    family(
+        w,
+        "cpu_policy_generation",
+        "gauge",
+        "Generation of each CPU's policy copy",
+    )?;
+    for (id, c) in &m.cpus {
+        writeln!(
+            w,
+            "{PREFIX}_cpu_policy_generation{{cpu=\"{id}\"}} {}",
+            c.policy_generation
+        )?;
+    }
+    let per_cpu: Vec<(u32, Vec<u64>)> = m.cpus.iter().map(|(id, c)| (*id, c.values())).collect();
+    for (i, (name, help)) in CpuMetrics::COUNTERS.iter().enumerate() {
+        family(w, name, "counter", help)?;
+        for (id, values) in &per_cpu {
+            writeln!(w, "{PREFIX}_{name}_total{{cpu=\"{id}\"}} {}", values[i])?;
+        }
+    }
+    writeln!(w, "# EOF")?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::{BTreeMap, HashSet};
+
+    use super::*;
+
+    fn exposition(m: &Metrics) -> String {
+        let mut out = Vec::new();
+        write_openmetrics(m, &mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    fn sample() -> Metrics {
+        let cpu = |n| CpuMetrics {
+            enq_idle: n,
+            policy_generation: 3,
+            ..Default::default()
+        };
+        let mut m = Metrics::new(BTreeMap::from([(0, cpu(5)), (2, cpu(9))]), 1, 0);
+        m.policy = "my \"odd\" policy".into();
+        m.policy_generation = 3;
+        m
+    }
+
+    #[test]
+    fn every_sample_belongs_to_a_declared_family_and_it_ends_with_eof() {
+        let text = exposition(&sample());
+        assert_eq!(text.lines().last(), Some("# EOF"));
+        let mut declared = HashSet::new();
+        for line in text.lines() {
+            if let Some(rest) = line.strip_prefix("# TYPE ") {
+                let (name, kind) = rest.split_once(' ').unwrap();
+                assert!(["gauge", "counter", "info"].contains(&kind), "{line}");
+                assert!(declared.insert(name.to_string()), "family twice: {name}");
+                continue;
+            }
+            if line.starts_with('#') {
+                continue;
+            }
+            let name = line.split(['{', ' ']).next().unwrap();
+            let family = ["_total", "_info"]
+                .iter()
+                .find_map(|s| name.strip_suffix(s).filter(|f| declared.contains(*f)))
+                .unwrap_or(name);
+            assert!(declared.contains(family), "undeclared sample: {line}");
+            let value = line.rsplit(' ').next().unwrap();
+            assert!(value.parse::<u64>().is_ok(), "{line}");
+        }
+    }
+
+    #[test]
+    fn counters_are_per_cpu_and_labels_are_escaped() {
+        let text = exposition(&sample());
+        assert!(
+            text.contains("scx_cadence_enq_idle_total{cpu=\"0\"} 5\n"),
+            "{text}"
+        );
+        assert!(text.contains("scx_cadence_enq_idle_total{cpu=\"2\"} 9\n"));
+        assert!(text.contains("# TYPE scx_cadence_enq_idle counter\n"));
+        assert!(text.contains(r#"scx_cadence_policy_info{name="my \"odd\" policy"} 1"#));
+        assert!(text.contains("scx_cadence_policy_generation 3\n"));
+    }
+}
