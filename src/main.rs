@@ -3,45 +3,64 @@
 
 mod bpf_intf;
 mod bpf_skel;
+mod control;
+mod instance;
+mod pins;
+mod policy;
 mod preflight;
 mod scheduler;
 mod stats;
 mod topology;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use clap::Parser;
+use clap::{Parser, Subcommand};
 use scx_utils::libbpf_clap_opts::LibbpfOpts;
+
+use crate::stats::Format;
 
 /// scx_cadence: a weighted-fair sched_ext scheduler that places tasks
 /// big-core-aware and will steer CPU frequency from frequency-invariant
 /// utilization.
 ///
-/// Runs until SIGINT or SIGTERM; the kernel falls back to its default
-/// scheduler when it exits.
+/// Without a subcommand it runs the scheduler until SIGINT or SIGTERM; the
+/// kernel falls back to its default scheduler when it exits. SIGHUP reloads
+/// the policy file.
 #[derive(Debug, Parser)]
-#[command(name = "scx_cadence", version)]
+#[command(name = "scx_cadence", version, args_conflicts_with_subcommands = true)]
 pub struct Opts {
-    /// Longest slice in microseconds, given when no other task waits for the
-    /// CPU; slices shrink as more tasks wait. The default, 3000, is EEVDF's
-    /// base slice on machines with 8 or more CPUs.
-    #[clap(long, default_value = "3000", value_parser = clap::value_parser!(u64).range(100..=100_000))]
-    pub slice_max_us: u64,
+    #[command(subcommand)]
+    pub command: Option<Command>,
 
-    /// Shortest slice in microseconds, however many tasks wait.
-    #[clap(long, default_value = "250", value_parser = clap::value_parser!(u64).range(50..=100_000))]
-    pub slice_min_us: u64,
+    #[clap(flatten)]
+    pub run: RunOpts,
+}
 
-    /// How far behind the most advanced running task, in microseconds of
-    /// virtual time, a task that slept may start: the most priority sleeping
-    /// can earn.
-    #[clap(long, default_value = "3000", value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
-    pub slice_lag_us: u64,
+/// Options of the scheduler itself.
+#[derive(Debug, clap::Args)]
+pub struct RunOpts {
+    /// The policy to start with: a preset (performance, balanced, powersave)
+    /// or a TOML file (a path with a `/` or a .toml suffix).
+    #[clap(long, value_name = "FILE|PRESET", default_value = policy::DEFAULT_PRESET)]
+    pub policy: String,
+
+    /// Change one policy field at start, e.g. --set slice.max_us=5000;
+    /// may be repeated.
+    #[clap(long = "set", value_name = "KEY=VALUE")]
+    pub assignments: Vec<String>,
+
+    /// Control socket that `scx_cadence ctl` talks to.
+    #[clap(long, value_name = "PATH", default_value = control::DEFAULT_SOCKET)]
+    pub ctl_socket: PathBuf,
+
+    /// bpffs directory where the maps are pinned while the scheduler runs.
+    #[clap(long, value_name = "DIR", default_value = pins::DEFAULT_PIN_DIR)]
+    pub pin_dir: PathBuf,
 
     /// Bytes of kernel debug dump kept when the scheduler exits on an error
     /// (0: the kernel's default).
@@ -57,6 +76,14 @@ pub struct Opts {
     #[clap(long, value_name = "SECS")]
     pub monitor: Option<f64>,
 
+    /// How --stats and --monitor print.
+    #[clap(long, value_enum, default_value = "text")]
+    pub format: Format,
+
+    /// With --stats and --monitor: one line per CPU as well.
+    #[clap(long)]
+    pub per_cpu: bool,
+
     /// Describe every statistic and exit.
     #[clap(long)]
     pub help_stats: bool,
@@ -67,6 +94,47 @@ pub struct Opts {
 
     #[clap(flatten, next_help_heading = "Libbpf Options")]
     pub libbpf: LibbpfOpts,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Change or show the policy of the running scheduler, without
+    /// detaching it.
+    Ctl {
+        /// The running scheduler's control socket.
+        #[clap(long, value_name = "PATH", default_value = control::DEFAULT_SOCKET)]
+        socket: PathBuf,
+        #[command(subcommand)]
+        action: CtlAction,
+    },
+    /// Print the running scheduler's stats once: cumulative counters, per
+    /// CPU and summed.
+    Stats {
+        #[clap(long, value_enum, default_value = "text")]
+        format: Format,
+        /// Text format: one line per CPU as well.
+        #[clap(long)]
+        per_cpu: bool,
+    },
+    /// List the policy fields with their allowed values, and the presets.
+    Policies,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CtlAction {
+    /// Put a preset or a policy file in force.
+    Switch {
+        #[clap(value_name = "FILE|PRESET")]
+        policy: String,
+    },
+    /// Change fields of the policy in force: key=value, e.g.
+    /// slice.max_us=5000.
+    Set {
+        #[clap(value_name = "KEY=VALUE", required = true)]
+        assignments: Vec<String>,
+    },
+    /// Print the policy in force and its generation.
+    Get,
 }
 
 fn init_logging(verbose: bool) -> Result<()> {
@@ -91,19 +159,90 @@ fn init_logging(verbose: bool) -> Result<()> {
 }
 
 /// Prints stats of the (local or already running) instance every @secs.
-fn spawn_monitor(secs: f64, shutdown: Arc<AtomicBool>) -> Result<std::thread::JoinHandle<()>> {
+fn spawn_monitor(
+    opts: &RunOpts,
+    secs: f64,
+    shutdown: Arc<AtomicBool>,
+) -> Result<std::thread::JoinHandle<()>> {
     let intv = Duration::try_from_secs_f64(secs)
         .ok()
         .filter(|d| !d.is_zero())
         .context("the stats interval must be a positive number of seconds")?;
+    let (format, per_cpu) = (opts.format, opts.per_cpu);
     Ok(std::thread::spawn(move || {
-        if let Err(e) = stats::monitor(intv, shutdown) {
+        if let Err(e) = stats::monitor(intv, format, per_cpu, shutdown) {
             log::warn!("stats monitor stopped: {e:#}");
         }
     }))
 }
 
+/// Set by SIGHUP; the scheduler's loop reloads the policy and clears it.
+static RELOAD: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_sighup(_: libc::c_int) {
+    RELOAD.store(true, Ordering::Relaxed);
+}
+
+/// SIGHUP reloads the policy. Installed after ctrlc, whose "termination"
+/// feature would otherwise make SIGHUP end the scheduler.
+fn install_sighup() -> Result<()> {
+    let handler: extern "C" fn(libc::c_int) = on_sighup;
+    // SAFETY: the handler only stores to an atomic, which is signal-safe.
+    if unsafe { libc::signal(libc::SIGHUP, handler as libc::sighandler_t) } == libc::SIG_ERR {
+        anyhow::bail!(
+            "installing the SIGHUP handler: {}",
+            std::io::Error::last_os_error()
+        );
+    }
+    Ok(())
+}
+
+/// The policy to start with: --policy, then each --set.
+fn starting_policy(opts: &RunOpts) -> Result<policy::Named> {
+    let mut named = policy::Named::load(&opts.policy)?;
+    if !opts.assignments.is_empty() {
+        named.policy = named
+            .policy
+            .with_assignments(&opts.assignments)
+            .context("--set")?;
+        named.name.push('*');
+    }
+    Ok(named)
+}
+
+fn run_ctl(socket: &Path, action: CtlAction) -> Result<()> {
+    use control::{Request, client};
+    let (request, show_policy) = match action {
+        CtlAction::Switch { policy } => (client::switch_request(&policy)?, false),
+        CtlAction::Set { assignments } => (Request::Set { assignments }, false),
+        CtlAction::Get => (Request::Get {}, true),
+    };
+    client::print(&client::send(socket, &request)?, show_policy)
+}
+
+fn print_policies() {
+    println!("Policy fields (a policy file may leave any out; balanced fills them):");
+    for f in policy::FIELDS {
+        println!("  {:<28} {}", f.key, f.doc);
+        println!("  {:<28} {}", "", f.kind.allowed());
+    }
+    let names: Vec<&str> = policy::PRESETS.iter().map(|(n, _)| *n).collect();
+    println!("Presets: {}", names.join(", "));
+}
+
 fn run(opts: Opts) -> Result<()> {
+    match opts.command {
+        Some(Command::Ctl { socket, action }) => return run_ctl(&socket, action),
+        Some(Command::Stats { format, per_cpu }) => {
+            return stats::fetch_once()?.print(&mut std::io::stdout(), format, per_cpu);
+        }
+        Some(Command::Policies) => {
+            print_policies();
+            return Ok(());
+        }
+        None => {}
+    }
+    let opts = opts.run;
     if opts.help_stats {
         stats::server_data().describe_meta(&mut std::io::stdout(), None)?;
         return Ok(());
@@ -116,22 +255,18 @@ fn run(opts: Opts) -> Result<()> {
         .context("installing the SIGINT/SIGTERM handler")?;
 
     if let Some(secs) = opts.monitor {
-        let _ = spawn_monitor(secs, shutdown)?.join();
+        let _ = spawn_monitor(&opts, secs, shutdown)?.join();
         return Ok(());
     }
 
+    // Bad policies are refused before anything touches the kernel.
+    let first = starting_policy(&opts)?;
     preflight::check_all(Path::new(preflight::SCHED_EXT_SYSFS))?;
-    if opts.slice_min_us > opts.slice_max_us {
-        anyhow::bail!(
-            "--slice-min-us ({}) must not exceed --slice-max-us ({})",
-            opts.slice_min_us,
-            opts.slice_max_us
-        );
-    }
+    install_sighup()?;
     if let Some(secs) = opts.stats {
-        spawn_monitor(secs, shutdown.clone())?;
+        spawn_monitor(&opts, secs, shutdown.clone())?;
     }
-    scheduler::run_until_shutdown(&opts, shutdown)
+    scheduler::run_until_shutdown(&opts, policy::Live::new(first), shutdown, &RELOAD)
 }
 
 fn main() -> ExitCode {

@@ -1,26 +1,38 @@
-//! The scheduler's life: open, configure, load and attach the BPF skeleton,
-//! serve stats while it runs, and report why it exited.
+//! The scheduler's life: open, configure, load and attach the BPF skeleton;
+//! serve stats and control requests while it runs; report why it exited.
 
+use std::collections::BTreeMap;
 use std::mem::MaybeUninit;
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use crossbeam::channel::RecvTimeoutError;
+use crossbeam::channel::{Receiver, select};
 use libbpf_rs::{MapCore, MapFlags, OpenObject};
-use log::info;
+use log::{info, warn};
 use scx_stats::prelude::*;
 use scx_utils::{UserExitInfo, scx_ops_attach, scx_ops_load, scx_ops_open, uei_exited, uei_report};
 
-use crate::Opts;
+use crate::RunOpts;
+use crate::bpf_intf;
 use crate::bpf_skel::*;
-use crate::stats::{self, Counters, Metrics, NR_STATS};
+use crate::control::server::{Pending, Server};
+use crate::instance::{InstanceLock, LOCK_FILE};
+use crate::pins::Pins;
+use crate::policy::Live;
+use crate::stats::{self, CpuMetrics, Metrics};
 use crate::topology::LlcMap;
 
 pub const SCHEDULER_NAME: &str = "scx_cadence";
 
+/// How often the loop looks at signals and the exit state when idle.
+const POLL: Duration = Duration::from_millis(100);
+
 pub struct Scheduler<'a> {
+    // Dropped first: the pins go before the maps they name.
+    _pins: Pins,
     skel: BpfSkel<'a>,
     struct_ops: Option<libbpf_rs::Link>,
     llcs: LlcMap,
@@ -30,18 +42,21 @@ pub struct Scheduler<'a> {
 
 impl<'a> Scheduler<'a> {
     pub fn init(
-        opts: &Opts,
+        opts: &RunOpts,
         open_object: &'a mut MaybeUninit<OpenObject>,
         nr_restarts: u64,
+        live: &Live,
     ) -> Result<Self> {
         scx_utils::try_set_rlimit_infinity();
 
         let llcs = LlcMap::probe().context("reading the CPU topology")?;
         info!(
-            "{SCHEDULER_NAME} {}: {} CPUs in {} LLCs",
+            "{SCHEDULER_NAME} {}: {} CPUs in {} LLCs, policy {} (generation {})",
             env!("CARGO_PKG_VERSION"),
             llcs.cpu_llc.len(),
-            llcs.nr_llcs()
+            llcs.nr_llcs(),
+            live.current().name,
+            live.generation()
         );
 
         let mut builder = BpfSkelBuilder::default();
@@ -59,19 +74,33 @@ impl<'a> Scheduler<'a> {
         for (llc, n) in llcs.llc_nr_cpus.iter().enumerate() {
             rodata.llc_nr_cpus[llc] = *n;
         }
-        rodata.slice_max_ns = opts.slice_max_us * 1000;
-        rodata.slice_min_ns = opts.slice_min_us * 1000;
-        rodata.slice_lag_ns = opts.slice_lag_us * 1000;
 
         let mut skel = scx_ops_load!(skel, cadence_ops, uei)?;
+        // The callbacks refuse to run without a policy: write it first.
+        live.write(&skel.maps.policy, &skel.maps.policy_state)?;
+
+        let mut pins = Pins::create(&opts.pin_dir)?;
+        for map in [
+            &mut skel.maps.policy,
+            &mut skel.maps.policy_state,
+            &mut skel.maps.policy_cpu,
+            &mut skel.maps.cpu_stats,
+        ] {
+            pins.add(map)?;
+        }
+
         let struct_ops = Some(scx_ops_attach!(skel, cadence_ops)?);
-        info!("{SCHEDULER_NAME} attached");
+        info!(
+            "{SCHEDULER_NAME} attached; maps pinned in {}",
+            opts.pin_dir.display()
+        );
 
         let stats_server = StatsServer::new(stats::server_data())
             .launch()
             .context("starting the stats server")?;
 
         Ok(Self {
+            _pins: pins,
             skel,
             struct_ops,
             llcs,
@@ -80,41 +109,79 @@ impl<'a> Scheduler<'a> {
         })
     }
 
-    /// The BPF per-CPU counters, summed over CPUs.
-    fn counters(&self) -> Result<Counters> {
-        let per_cpu = self
+    /// Each online CPU's counters and policy generation.
+    fn cpu_metrics(&self) -> Result<BTreeMap<u32, CpuMetrics>> {
+        let key = 0u32.to_ne_bytes();
+        let stats = self
             .skel
             .maps
             .cpu_stats
-            .lookup_percpu(&0u32.to_ne_bytes(), MapFlags::ANY)
+            .lookup_percpu(&key, MapFlags::ANY)
             .context("reading cpu_stats")?
             .unwrap_or_default();
-        let values: Vec<Counters> = per_cpu.iter().map(|raw| parse_counters(raw)).collect();
-        Ok(stats::sum_counters(&values))
+        let copies = self
+            .skel
+            .maps
+            .policy_cpu
+            .lookup_percpu(&key, MapFlags::ANY)
+            .context("reading policy_cpu")?
+            .unwrap_or_default();
+        let mut out = BTreeMap::new();
+        for &(cpu, _) in &self.llcs.cpu_llc {
+            let Some(raw) = stats.get(cpu).and_then(|r| stats::parse_raw(r)) else {
+                continue;
+            };
+            out.insert(
+                cpu as u32,
+                CpuMetrics::from_bpf(&raw, copy_generation(copies.get(cpu))),
+            );
+        }
+        Ok(out)
     }
 
-    fn metrics(&self) -> Result<Metrics> {
-        Ok(Metrics::from_counters(
-            &self.counters()?,
-            self.llcs.cpu_llc.len() as u64,
+    fn metrics(&self, live: &Live) -> Result<Metrics> {
+        let mut m = Metrics::new(
+            self.cpu_metrics()?,
             self.llcs.nr_llcs() as u64,
             self.nr_restarts,
-        ))
+        );
+        m.policy = live.current().name.clone();
+        m.policy_generation = live.generation();
+        Ok(m)
     }
 
     fn exited(&mut self) -> bool {
         uei_exited!(&self.skel, uei)
     }
 
-    /// Serves stats until a signal or the kernel ends the scheduler, then
-    /// detaches and returns the exit information.
-    pub fn run(&mut self, shutdown: &AtomicBool) -> Result<UserExitInfo> {
+    /// Serves stats and control requests until a signal or the kernel ends
+    /// the scheduler, then detaches and returns the exit information.
+    pub fn run(&mut self, events: &Events, live: &mut Live) -> Result<UserExitInfo> {
         let (res_ch, req_ch) = self.stats_server.channels();
-        while !shutdown.load(Ordering::Relaxed) && !self.exited() {
-            match req_ch.recv_timeout(Duration::from_millis(250)) {
-                Ok(()) => res_ch.send(self.metrics()?)?,
-                Err(RecvTimeoutError::Timeout) => {}
-                Err(e) => Err(e)?,
+        while !events.shutdown.load(Ordering::Relaxed) && !self.exited() {
+            if events.reload.swap(false, Ordering::Relaxed) {
+                let maps = &self.skel.maps;
+                match live.reload(&maps.policy, &maps.policy_state) {
+                    Ok(generation) => info!("SIGHUP: reloaded (generation {generation})"),
+                    Err(e) => warn!(
+                        "SIGHUP: {e:#}; keeping {} (generation {})",
+                        live.current().name,
+                        live.generation()
+                    ),
+                }
+            }
+            select! {
+                recv(req_ch) -> req => {
+                    req?;
+                    res_ch.send(self.metrics(live)?)?;
+                }
+                recv(events.control) -> pending => {
+                    if let Ok(Pending { request, reply }) = pending {
+                        let maps = &self.skel.maps;
+                        let _ = reply.send(live.handle(request, &maps.policy, &maps.policy_state));
+                    }
+                }
+                default(POLL) => {}
             }
         }
         self.struct_ops.take();
@@ -122,27 +189,48 @@ impl<'a> Scheduler<'a> {
     }
 }
 
-/// One CPU's raw `struct cadence_cpu_stats`: NR_STATS native-endian u64s.
-fn parse_counters(raw: &[u8]) -> Counters {
-    let mut c = [0u64; NR_STATS];
-    for (slot, chunk) in c.iter_mut().zip(raw.chunks_exact(8)) {
-        *slot = u64::from_ne_bytes(chunk.try_into().unwrap());
-    }
-    c
+/// The generation held in one CPU's raw `policy_cpu` value (0 if unreadable).
+fn copy_generation(raw: Option<&Vec<u8>>) -> u64 {
+    let off = std::mem::offset_of!(bpf_intf::cadence_policy_cpu, generation);
+    raw.and_then(|r| r.get(off..off + 8))
+        .map_or(0, |b| u64::from_ne_bytes(b.try_into().unwrap()))
 }
 
-/// Runs the scheduler until SIGINT/SIGTERM, re-attaching after CPU hotplug.
-pub fn run_until_shutdown(opts: &Opts, shutdown: Arc<AtomicBool>) -> Result<()> {
+/// What the loop reacts to besides stats requests.
+pub struct Events {
+    /// SIGINT or SIGTERM.
+    pub shutdown: Arc<AtomicBool>,
+    /// SIGHUP: reload the policy.
+    pub reload: &'static AtomicBool,
+    /// Checked control requests.
+    pub control: Receiver<Pending>,
+}
+
+/// Runs the scheduler until SIGINT/SIGTERM, re-attaching after CPU hotplug
+/// with the policy last in force.
+pub fn run_until_shutdown(
+    opts: &RunOpts,
+    mut live: Live,
+    shutdown: Arc<AtomicBool>,
+    reload: &'static AtomicBool,
+) -> Result<()> {
+    let _lock = InstanceLock::take(Path::new(LOCK_FILE))?;
+    let (_server, control) = Server::start(&opts.ctl_socket)?;
+    let events = Events {
+        shutdown,
+        reload,
+        control,
+    };
     let mut nr_restarts = 0;
     let mut open_object = MaybeUninit::uninit();
     loop {
         if nr_restarts > 0 {
             wait_for_hotplug_to_settle();
         }
-        let mut sched = Scheduler::init(opts, &mut open_object, nr_restarts)?;
-        let uei = sched.run(&shutdown)?;
+        let mut sched = Scheduler::init(opts, &mut open_object, nr_restarts, &live)?;
+        let uei = sched.run(&events, &mut live)?;
         drop(sched);
-        if !uei.should_restart() || shutdown.load(Ordering::Relaxed) {
+        if !uei.should_restart() || events.shutdown.load(Ordering::Relaxed) {
             return Ok(());
         }
         nr_restarts += 1;

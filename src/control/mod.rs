@@ -1,0 +1,58 @@
+//! The control socket: how `scx_cadence ctl` changes the policy of a running
+//! scheduler without detaching it.
+//!
+//! One request per connection, one JSON object on one line, answered by one
+//! JSON line. The socket is root-only (mode 0600, and the peer's uid is
+//! checked). Bad requests are answered with an error and never reach the
+//! scheduler; the server keeps serving.
+
+pub mod client;
+pub mod server;
+
+use serde::{Deserialize, Serialize};
+
+/// Where the scheduler listens unless told otherwise.
+pub const DEFAULT_SOCKET: &str = "/run/scx_cadence/ctl.sock";
+
+/// Largest request accepted, in bytes. A policy file is well under 4 KiB;
+/// 64 KiB leaves room for the idle-state tables later policies carry.
+pub const MAX_REQUEST: usize = 64 * 1024;
+
+/// A request, as sent on the socket.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "cmd", rename_all = "lowercase", deny_unknown_fields)]
+pub enum Request {
+    /// Switch to a preset (@text None) or to a policy file whose absolute
+    /// @policy path and @text the client read.
+    Switch {
+        policy: String,
+        text: Option<String>,
+    },
+    /// Change some fields of the policy in force.
+    Set { assignments: Vec<String> },
+    /// Report the policy in force. (A struct variant, so that unknown
+    /// fields are refused here too.)
+    Get {},
+}
+
+/// The answer to every request, good or bad.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Reply {
+    /// Why the request was refused; None if it was carried out.
+    pub error: Option<String>,
+    /// The generation in force after the request (0 if unknown).
+    pub generation: u64,
+    /// The name of the policy in force.
+    pub name: String,
+    /// The policy in force, as TOML.
+    pub policy: String,
+}
+
+impl Reply {
+    pub fn error(msg: impl Into<String>) -> Self {
+        Self {
+            error: Some(msg.into()),
+            ..Default::default()
+        }
+    }
+}
