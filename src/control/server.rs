@@ -2,7 +2,7 @@
 //! and checks each request; well-formed ones are handed to the scheduler's
 //! loop over a channel, which answers after applying (or refusing) them.
 
-use std::io::{Read, Write};
+use std::io::{ErrorKind, Read, Write};
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::os::unix::io::AsRawFd;
 use std::os::unix::net::{UnixListener, UnixStream};
@@ -125,6 +125,9 @@ fn read_line(conn: &mut impl Read) -> Result<Vec<u8>, String> {
         let n = match conn.read(&mut chunk) {
             Ok(n) => n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
+                return Err(format!("no request within {} s", READ_TIMEOUT.as_secs()));
+            }
             Err(e) => return Err(format!("reading the request: {e}")),
         };
         buf.extend_from_slice(&chunk[..n]);

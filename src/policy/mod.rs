@@ -79,9 +79,9 @@ fn preset_names() -> String {
 impl Policy {
     /// Parses a policy file's text on top of the default preset.
     pub fn parse(text: &str) -> Result<Self> {
-        let user: toml::Table = text.parse().map_err(|e: toml::de::Error| {
-            anyhow::anyhow!("not valid TOML: {}", e.to_string().trim_end())
-        })?;
+        let user: toml::Table = text
+            .parse()
+            .map_err(|e: toml::de::Error| anyhow::anyhow!("{}", syntax_error(text, &e)))?;
         let base = toml::Table::try_from(Self::default_preset())?;
         Self::merged(base, &user)
     }
@@ -196,6 +196,20 @@ impl Named {
             Source::Preset(name) => Self::load(name),
             Source::File(path) => Self::from_file(path),
         }
+    }
+}
+
+/// A TOML syntax error on one line: where it is and what is wrong.
+fn syntax_error(text: &str, e: &toml::de::Error) -> String {
+    let msg = e.message().trim_end().replace('\n', "; ");
+    match e.span() {
+        Some(span) => {
+            let before = &text[..span.start.min(text.len())];
+            let line = before.matches('\n').count() + 1;
+            let column = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+            format!("not valid TOML at line {line}, column {column}: {msg}")
+        }
+        None => format!("not valid TOML: {msg}"),
     }
 }
 

@@ -1,0 +1,202 @@
+# VM test cases for policies, hot-swap, pinned maps and stats (issue 3).
+# Sourced by run.sh after lib.sh; each case_* runs in its own shell.
+
+PIN_DIR=/sys/fs/bpf/scx_cadence
+GUEST=$VM_ROOT/tests/vm/guest
+
+# bpf_generation: the generation in the pinned policy_state map.
+bpf_generation() {
+	bpftool map dump pinned $PIN_DIR/policy_state | python3 -c \
+		'import json,sys; print(json.load(sys.stdin)[0]["value"]["generation"])'
+}
+
+# 1000 swaps while stress-ng loads every CPU: none fails, each is in the BPF
+# map when the reply arrives, every CPU's copy catches up, and the scheduler
+# never detaches.
+case_policy_swap_storm() {
+	local n seq0 log=$VM_OUT/storm.sched.log
+	n=$(nproc)
+	start_sched "$log" || return 1
+	seq0=$(enable_seq)
+	stress-ng --cpu "$n" --timeout 0 >/dev/null 2>&1 &
+	local p_stress=$!
+	sleep 1
+	# The driver runs at nice -10 so that it, not stress-ng, sets the pace.
+	nice -n -10 python3 "$GUEST/swap_storm.py" "$SCHED" 1000 "$VM_OUT"
+	local rc=$?
+	kill $p_stress
+	wait $p_stress
+	[ $rc -eq 0 ] || fail "policy swaps failed (see above)" || return 1
+	[ "$(sched_state)" = enabled ] && [ "$(enable_seq)" = "$seq0" ] ||
+		fail "the scheduler detached during the swaps" || return 1
+	kill -0 "$SCHED_PID" || fail "the loader exited" || return 1
+	local bad
+	bad=$(kernel_complaints)
+	[ -z "$bad" ] || fail "dmesg: $(echo "$bad" | head -n 3)" || return 1
+	stop_sched
+}
+
+# expect_refused WHAT MESSAGE CMD...: CMD exits 1 with one line containing
+# MESSAGE, and the BPF policy generation does not move.
+expect_refused() {
+	local what=$1 want=$2 gen out rc
+	shift 2
+	gen=$(bpf_generation)
+	out=$("$@" 2>&1)
+	rc=$?
+	echo "$what: rc=$rc $out"
+	[ $rc -eq 1 ] || fail "$what: exit code $rc, want 1" || return 1
+	[ "$(echo "$out" | wc -l)" -eq 1 ] || fail "$what: expected one line, got: $out" || return 1
+	[[ $out == *"$want"* ]] || fail "$what: '$out' does not say '$want'" || return 1
+	[ "$(bpf_generation)" = "$gen" ] || fail "$what: the BPF policy changed" || return 1
+}
+
+# Invalid policies, through every door, are refused with the field named,
+# and the policy in force stays: a bad TOML file, a value out of range, an
+# unknown key, a wrong type; at start, by ctl switch, ctl set and SIGHUP.
+case_policy_invalid() {
+	local d=$VM_OUT/policies log=$VM_OUT/invalid.sched.log
+	mkdir -p "$d"
+	printf '[slice\nmax_us = 4000\n' >"$d/syntax.toml"
+	printf '[slice]\nmax_us = 200000\n' >"$d/range.toml"
+	printf '[slice]\nmax_us = 4000\nturbo = true\n' >"$d/unknown.toml"
+	printf '[placement]\nidle_core_first = "yes"\n' >"$d/type.toml"
+	printf '[slice]\nmax_us = 5000\n' >"$d/good.toml"
+
+	# At start: refused before anything is attached.
+	local out
+	out=$("$SCHED" --policy "$d/range.toml" 2>&1)
+	[[ $out == *"slice.max_us = 200000 is out of range: allowed 100..=100000"* ]] ||
+		fail "bad --policy: $out" || return 1
+	[ "$(sched_state)" = disabled ] || fail "attached with a bad policy" || return 1
+
+	start_sched "$log" --policy "$d/good.toml" || return 1
+	expect_refused "bad TOML" "not valid TOML" "$SCHED" ctl switch "$d/syntax.toml" || return 1
+	expect_refused "out of range" "slice.max_us = 200000 is out of range: allowed 100..=100000 (microseconds)" \
+		"$SCHED" ctl switch "$d/range.toml" || return 1
+	expect_refused "unknown key" "unknown key \`slice.turbo\`" "$SCHED" ctl switch "$d/unknown.toml" || return 1
+	expect_refused "wrong type" "placement.idle_core_first = \"yes\" has the wrong type: expected true or false" \
+		"$SCHED" ctl switch "$d/type.toml" || return 1
+	expect_refused "set out of range" "slice.min_us = 10 is out of range" "$SCHED" ctl set slice.min_us=10 || return 1
+	expect_refused "set unknown key" "unknown key \`slice.nope\`" "$SCHED" ctl set slice.nope=1 || return 1
+	expect_refused "set wrong type" "slice.lag_us = true has the wrong type" "$SCHED" ctl set slice.lag_us=true || return 1
+	expect_refused "min above max" "must not exceed slice.max_us = 5000" "$SCHED" ctl set slice.min_us=6000 || return 1
+	expect_refused "unknown preset" "unknown policy \`turbo\`" "$SCHED" ctl switch turbo || return 1
+
+	# SIGHUP reloads the file; once the file is broken, the last good policy stays.
+	local gen
+	printf '[slice]\nmax_us = 6000\n' >"$d/good.toml"
+	gen=$(bpf_generation)
+	kill -HUP "$SCHED_PID"
+	sleep 2
+	[ "$(bpf_generation)" = $((gen + 1)) ] || fail "SIGHUP did not reload" || return 1
+	"$SCHED" ctl get | grep -q '^max_us = 6000$' || fail "SIGHUP reload not in force" || return 1
+	cp "$d/range.toml" "$d/good.toml"
+	kill -HUP "$SCHED_PID"
+	sleep 2
+	[ "$(bpf_generation)" = $((gen + 1)) ] || fail "a broken file was loaded on SIGHUP" || return 1
+	grep -q 'SIGHUP: reloading .*good.toml: .*slice.max_us = 200000 is out of range' "$log" ||
+		fail "SIGHUP refusal not logged: $(tail -n 2 "$log")" || return 1
+	[ "$(sched_state)" = enabled ] && kill -0 "$SCHED_PID" || fail "scheduler lost" || return 1
+	stop_sched
+}
+
+# Malformed and hostile requests: error replies, the server keeps serving,
+# nothing in BPF changes.
+case_policy_bad_requests() {
+	start_sched "$VM_OUT/badreq.sched.log" || return 1
+	python3 "$GUEST/ctl_abuse.py" || fail "bad control requests were not all refused" || return 1
+	# The socket is root-only.
+	local mode out
+	mode=$(stat -c %a /run/scx_cadence/ctl.sock)
+	[ "$mode" = 600 ] || fail "ctl.sock has mode $mode" || return 1
+	out=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$SCHED" ctl get 2>&1)
+	[[ $out == *"are you root?"* ]] || fail "non-root ctl: $out" || return 1
+	stop_sched
+}
+
+# Every pinned map dumps with the field names the README documents, the
+# scheduler is listed by bpftool, and the pins go away on every exit path.
+case_pinned_maps() {
+	start_sched "$VM_OUT/pins.sched.log" || return 1
+	local map field dumpf
+	for spec in \
+		"policy:generation slice_max_ns slice_min_ns slice_lag_ns idle_core_first" \
+		"policy_state:generation" \
+		"policy_cpu:seq generation slice_max_ns idle_core_first" \
+		"cpu_stats:select_prev_core select_busy enq_pinned enq_idle enq_llc dispatch_cpu dispatch_llc dispatch_steal dispatch_keep tick_preempt policy_refresh"; do
+		map=${spec%%:*}
+		dumpf=$VM_OUT/pins.$map.json
+		bpftool map dump pinned "$PIN_DIR/$map" >"$dumpf" || fail "bpftool cannot dump $map" || return 1
+		for field in ${spec#*:}; do
+			grep -q "\"$field\":" "$dumpf" || fail "$map dump has no $field" || return 1
+			grep -q "\`$field\`" "$VM_ROOT/README.md" || fail "README does not document $map.$field" || return 1
+		done
+	done
+	bpftool struct_ops show | grep -q 'cadence_ops *sched_ext_ops' ||
+		fail "bpftool struct_ops show: $(bpftool struct_ops show)" || return 1
+	stop_sched
+	[ ! -e $PIN_DIR ] || fail "pins left after SIGINT: $(ls $PIN_DIR)" || return 1
+	[ ! -e /run/scx_cadence/ctl.sock ] || fail "socket left after SIGINT" || return 1
+
+	# The kernel ends the scheduler (SysRq-S): the loader exits, pins removed.
+	start_sched "$VM_OUT/pins2.sched.log" || return 1
+	echo S >/proc/sysrq-trigger
+	wait "$SCHED_PID"
+	[ ! -e $PIN_DIR ] || fail "pins left after a kernel-side exit" || return 1
+
+	# kill -9 cannot clean up; the next start removes the stale pins.
+	start_sched "$VM_OUT/pins3.sched.log" || return 1
+	kill -9 "$SCHED_PID"
+	wait "$SCHED_PID" 2>/dev/null
+	wait_state disabled 10 || fail "state $(sched_state) after kill -9" || return 1
+	[ -e $PIN_DIR/policy ] || fail "kill -9 left no pins (nothing to test)" || return 1
+	start_sched "$VM_OUT/pins4.sched.log" || return 1
+	grep -q 'removed 4 stale pins' "$VM_OUT/pins4.sched.log" || fail "stale pins not reported" || return 1
+	[ "$(bpf_generation)" = 1 ] || fail "pins do not show the new instance" || return 1
+	stop_sched
+
+	# A pin directory that is not on bpffs: an error, nothing attached or left.
+	local out
+	out=$("$SCHED" --pin-dir /tmp/not-bpffs/scx 2>&1)
+	[[ $out == *"/tmp/not-bpffs is not on a bpffs mount"* ]] || fail "bad --pin-dir: $out" || return 1
+	[ "$(sched_state)" = disabled ] || fail "state $(sched_state) after a failed start" || return 1
+}
+
+# A second instance fails clearly and leaves the first one's socket, pins
+# and policy alone.
+case_second_instance_keeps_control() {
+	start_sched "$VM_OUT/second2.sched.log" || return 1
+	"$SCHED" ctl switch powersave >/dev/null || fail "ctl switch failed" || return 1
+	local out gen
+	gen=$(bpf_generation)
+	out=$("$SCHED" --policy performance 2>&1)
+	[ $? -eq 1 ] && [[ $out == *"already loaded"* ]] || fail "second instance: $out" || return 1
+	"$SCHED" ctl get | grep -q '^generation 2 policy powersave$' || fail "ctl lost after the second instance" || return 1
+	[ "$(bpf_generation)" = "$gen" ] && [ -e $PIN_DIR/policy ] || fail "pins disturbed" || return 1
+	stop_sched
+}
+
+# Stats: one reading as text (per CPU), JSON and OpenMetrics.
+case_stats_formats() {
+	start_sched "$VM_OUT/statsfmt.sched.log" || return 1
+	hackbench -g 2 -l 50 >/dev/null
+	local n text
+	n=$(nproc)
+	text=$("$SCHED" stats --per-cpu)
+	echo "$text"
+	[ "$(echo "$text" | wc -l)" -eq $((n + 1)) ] || fail "want 1 + $n lines" || return 1
+	"$SCHED" stats --format json | python3 -c '
+import json, sys
+m = json.load(sys.stdin)
+assert m["policy"] == "balanced" and m["policy_generation"] == 1, m
+assert len(m["cpus"]) == m["nr_cpus"], m
+assert m["total"]["enq_pinned"] == sum(c["enq_pinned"] for c in m["cpus"].values())
+assert m["total"]["select_prev_core"] > 0, m["total"]
+' || fail "bad JSON stats" || return 1
+	"$SCHED" stats --format openmetrics >"$VM_OUT/stats.om"
+	tail -n 1 "$VM_OUT/stats.om" | grep -qx '# EOF' || fail "OpenMetrics without # EOF" || return 1
+	grep -q '^scx_cadence_enq_llc_total{cpu="0"} [0-9]*$' "$VM_OUT/stats.om" || fail "no per-CPU counter" || return 1
+	grep -q '^scx_cadence_policy_info{name="balanced"} 1$' "$VM_OUT/stats.om" || fail "no policy info" || return 1
+	stop_sched
+}

@@ -1,0 +1,91 @@
+"""Shared helpers for the policy VM tests: talk to the control socket and
+read the pinned maps with bpftool."""
+
+import json
+import os
+import socket
+import subprocess
+import tomllib
+
+PIN_DIR = os.environ.get("PIN_DIR", "/sys/fs/bpf/scx_cadence")
+CTL_SOCKET = os.environ.get("CTL_SOCKET", "/run/scx_cadence/ctl.sock")
+
+
+def request_raw(data: bytes, timeout: float = 60.0) -> dict:
+    """Sends raw bytes as one request; returns the JSON reply."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.settimeout(timeout)
+        s.connect(CTL_SOCKET)
+        try:
+            s.sendall(data)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the server stopped reading (oversized); its reply waits
+        buf = b""
+        while not buf.endswith(b"\n"):
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            buf += chunk
+    return json.loads(buf)
+
+
+def request(obj: dict) -> dict:
+    return request_raw(json.dumps(obj).encode() + b"\n")
+
+
+class _Bpftool:
+    """One `bpftool batch file -` kept running: each dump is a command on its
+    stdin, so a thousand reads do not cost a thousand process starts (which
+    take a quarter of a second each under TCG). stdbuf makes its output
+    line-buffered, so each answer arrives as soon as it is printed."""
+
+    def __init__(self):
+        self.proc = None
+
+    def dump(self, path: str):
+        if self.proc is None:
+            self.proc = subprocess.Popen(
+                ["stdbuf", "-oL", "bpftool", "batch", "file", "-"],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1,
+            )
+        self.proc.stdin.write(f"map dump pinned {path}\n")
+        self.proc.stdin.flush()
+        lines = []
+        while True:
+            line = self.proc.stdout.readline()
+            if not line:
+                raise RuntimeError(f"bpftool exited while dumping {path}")
+            lines.append(line)
+            if line.rstrip() == "]":  # the end of a BTF-formatted dump
+                return json.loads("".join(lines))
+
+
+_bpftool = _Bpftool()
+
+
+def dump(map_name: str):
+    """bpftool's BTF-formatted dump of a pinned map (a JSON list)."""
+    return _bpftool.dump(f"{PIN_DIR}/{map_name}")
+
+
+def bpf_policy():
+    """(generation, policy fields) of the policy slot, as BPF holds it."""
+    value = dump("policy")[0]["value"]
+    return value["generation"], value["policy"]
+
+
+def cpu_generations():
+    """Each CPU's policy copy generation, from the per-CPU map."""
+    return {v["cpu"]: v["value"]["generation"] for v in dump("policy_cpu")[0]["values"]}
+
+
+def expected_bpf(policy_toml: str) -> dict:
+    """The struct cadence_policy fields the BPF slot must hold for a policy."""
+    p = tomllib.loads(policy_toml)
+    return {
+        "slice_max_ns": p["slice"]["max_us"] * 1000,
+        "slice_min_ns": p["slice"]["min_us"] * 1000,
+        "slice_lag_ns": p["slice"]["lag_us"] * 1000,
+        "idle_core_first": int(p["placement"]["idle_core_first"]),
+        "__reserved": 0,
+    }
