@@ -65,10 +65,16 @@ fi
 
 # KVM's CPU model here lacks instructions the 7.x kernel needs: use TCG.
 # The guest runs CMD with sh, after these lines (not "cd && CMD": a CMD whose
-# first line ends in & would take the cd into its background subshell).
-guest_cmd="mount -t bpf bpf /sys/fs/bpf 2>/dev/null
+# first line ends in & would take the cd into its background subshell). The
+# script goes in a file: virtme-ng passes the command on the kernel command
+# line, which the kernel cuts at 2048 bytes, and a cut script never starts.
+guest_script=$(mktemp "$out/.guest.XXXXXX.sh")
+trap 'rm -f "$guest_script"' EXIT
+cat >"$guest_script" <<EOF
+mount -t bpf bpf /sys/fs/bpf 2>/dev/null
 export VM_ROOT='$ROOT' VM_OUT='$out'
 cd '$out' || exit 1
-$*"
-exec vng "${verbose[@]}" -r "$SCX_CADENCE_KERNEL" --disable-kvm --cpus "$cpus" --memory "$memory" \
-	--rwdir="$out" --qemu-opts="$qemu" -- "$guest_cmd"
+$*
+EOF
+vng "${verbose[@]}" -r "$SCX_CADENCE_KERNEL" --disable-kvm --cpus "$cpus" --memory "$memory" \
+	--rwdir="$out" --qemu-opts="$qemu" -- sh "$guest_script"
