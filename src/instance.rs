@@ -17,15 +17,21 @@ pub struct InstanceLock {
     _file: File,
 }
 
+/// Creates the directory holding @path, root-only (0700), if it is missing.
+pub fn create_parent_dir(path: &Path) -> Result<()> {
+    if let Some(dir) = path.parent() {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+            .with_context(|| format!("creating {}", dir.display()))?;
+    }
+    Ok(())
+}
+
 impl InstanceLock {
     pub fn take(path: &Path) -> Result<Self> {
-        if let Some(dir) = path.parent() {
-            std::fs::DirBuilder::new()
-                .recursive(true)
-                .mode(0o700)
-                .create(dir)
-                .with_context(|| format!("creating {}", dir.display()))?;
-        }
+        create_parent_dir(path)?;
         let file = File::options()
             .create(true)
             .truncate(false)

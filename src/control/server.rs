@@ -3,7 +3,7 @@
 //! loop over a channel, which answers after applying (or refusing) them.
 
 use std::io::{ErrorKind, Read, Write};
-use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+use std::os::unix::fs::PermissionsExt;
 use std::os::unix::io::AsRawFd;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
@@ -36,13 +36,7 @@ impl Server {
     /// Binds @path (its directory made 0700 if missing, the socket 0600)
     /// and serves it from a thread. Requests arrive on the returned channel.
     pub fn start(path: &Path) -> Result<(Self, Receiver<Pending>)> {
-        if let Some(dir) = path.parent() {
-            std::fs::DirBuilder::new()
-                .recursive(true)
-                .mode(0o700)
-                .create(dir)
-                .with_context(|| format!("creating {}", dir.display()))?;
-        }
+        crate::instance::create_parent_dir(path)?;
         // The caller holds the instance lock, so a socket here is stale.
         match std::fs::remove_file(path) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
