@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Benchmarks EEVDF (the kernel's default), scx_cadence and scx_bpfland side by
 # side in one VM boot, alternating them round by round, and writes a table of
-# medians and ratios against EEVDF to bench/results/<date>.md.
+# medians and ratios against EEVDF to bench/results/<date>-<commit>.md.
 #   bench/run.sh [ROUNDS]    (default 5)
 # No assertions: under TCG timings move by tens of percent from run to run,
 # which is why every scheduler runs in the same boot, interleaved.
@@ -40,7 +40,8 @@ mkdir -p "$out"
 	"scx_bpfland=$bpfland"
 
 date=$(date +%Y-%m-%d)
-result=$ROOT/bench/results/$date.md
+# One file per date and commit: a later run never overwrites a recorded one.
+result=$ROOT/bench/results/$date-$(git -C "$ROOT" rev-parse --short HEAD).md
 {
 	echo "# scx_cadence benchmarks, $date"
 	echo
