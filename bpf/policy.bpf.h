@@ -69,12 +69,17 @@ static __always_inline struct cadence_policy_cpu *policy_refresh(void)
 	u32 zero = 0;
 	struct cadence_policy_state *state = bpf_map_lookup_elem(&policy_state, &zero);
 	struct cadence_policy_cpu *c = bpf_map_lookup_elem(&policy_cpu, &zero);
-	struct cadence_policy_slot *slot = bpf_map_lookup_elem(&policy, &zero);
+	struct cadence_policy_slot *slot;
 
-	if (!state || !c || !slot)
+	if (!state || !c)
 		return NULL;
 	if (READ_ONCE(state->generation) == c->generation)
 		return c;
+
+	/* Only after a change: the slot itself. */
+	slot = bpf_map_lookup_elem(&policy, &zero);
+	if (!slot)
+		return NULL;
 
 	bpf_spin_lock(&slot->lock);
 	WRITE_ONCE(c->seq, c->seq + 1);

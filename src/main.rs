@@ -199,15 +199,11 @@ fn install_sighup() -> Result<()> {
 
 /// The policy to start with: --policy, then each --set.
 fn starting_policy(opts: &RunOpts) -> Result<policy::Named> {
-    let mut named = policy::Named::load(&opts.policy)?;
-    if !opts.assignments.is_empty() {
-        named.policy = named
-            .policy
-            .with_assignments(&opts.assignments)
-            .context("--set")?;
-        named.name.push('*');
+    let named = policy::Named::load(&opts.policy)?;
+    if opts.assignments.is_empty() {
+        return Ok(named);
     }
-    Ok(named)
+    named.edited(&opts.assignments).context("--set")
 }
 
 fn run_ctl(socket: &Path, action: CtlAction) -> Result<()> {

@@ -84,7 +84,7 @@ impl Live {
                 policy,
                 text: Some(text),
             } => Named::from_text(std::path::Path::new(&policy), &text).map(Some),
-            Request::Set { assignments } => self.edited(&assignments).map(Some),
+            Request::Set { assignments } => self.current.edited(&assignments).map(Some),
         };
         let result = next.and_then(|n| match n {
             Some(n) => self.apply(n, slot_map, state_map).map(|_| ()),
@@ -94,18 +94,6 @@ impl Live {
             error: result.err().map(|e| format!("{e:#}")),
             ..self.reply()
         }
-    }
-
-    /// The policy in force with @assignments applied, keeping its source
-    /// (SIGHUP reloads the source, dropping the edits).
-    fn edited(&self, assignments: &[String]) -> Result<Named> {
-        let policy = self.current.policy.with_assignments(assignments)?;
-        let base = self.current.name.trim_end_matches('*');
-        Ok(Named {
-            name: format!("{base}*"),
-            source: self.current.source.clone(),
-            policy,
-        })
     }
 
     /// Reloads the policy from its file or preset (SIGHUP).

@@ -190,6 +190,19 @@ impl Named {
         })
     }
 
+    /// This policy with `key=value` @assignments applied. It keeps its
+    /// source, so SIGHUP reloads that and drops the edits; its name gets a
+    /// `*` to show it differs from the source.
+    pub fn edited<S: AsRef<str>>(&self, assignments: &[S]) -> Result<Self> {
+        let policy = self.policy.with_assignments(assignments)?;
+        let base = self.name.trim_end_matches('*');
+        Ok(Self {
+            name: format!("{base}*"),
+            source: self.source.clone(),
+            policy,
+        })
+    }
+
     /// Loads the policy again from where it came from (SIGHUP).
     pub fn reload(&self) -> Result<Self> {
         match &self.source {

@@ -261,3 +261,16 @@ proptest! {
         prop_assert!(too_far.is_err());
     }
 }
+
+#[test]
+fn edits_keep_the_source_and_mark_the_name_once() {
+    let n = Named::load("powersave").unwrap();
+    let once = n.edited(&["slice.max_us=4000"]).unwrap();
+    let twice = once.edited(&["slice.lag_us=0"]).unwrap();
+    assert_eq!(twice.name, "powersave*");
+    assert_eq!(twice.source, Source::Preset("powersave".into()));
+    assert_eq!(
+        (twice.policy.slice.max_us, twice.policy.slice.lag_us),
+        (4000, 0)
+    );
+}
