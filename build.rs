@@ -1,12 +1,23 @@
-// Compiles bpf/ into the scheduler's skeleton (OUT_DIR/bpf_skel.rs) and turns
+// Compiles bpf/ into the scheduler's skeleton (OUT_DIR/bpf_skel.rs), the
+// test-only PELT programs into OUT_DIR/pelt_test_skel.rs, and turns
 // bpf/intf.h into Rust bindings (OUT_DIR/bpf_intf.rs). scx_cargo ships the
-// sched_ext headers and vmlinux.h. It runs $BPF_CLANG (default `clang`), which
-// must be clang >= 16: on Debian 12, `export BPF_CLANG=clang-19`.
+// sched_ext headers and vmlinux.h. It runs $BPF_CLANG (default `clang`),
+// which must be clang >= 16: on Debian 12, `export BPF_CLANG=clang-19`.
+const NO_CLANG: &str =
+    "no usable clang >= 16 for bpf/: install clang-19 and export BPF_CLANG=clang-19";
+
 fn main() {
     scx_cargo::BpfBuilder::new()
-        .expect("no usable clang >= 16 for bpf/: install clang-19 and export BPF_CLANG=clang-19")
+        .expect(NO_CLANG)
         .enable_intf("bpf/intf.h", "bpf_intf.rs")
         .enable_skel("bpf/main.bpf.c", "bpf")
         .build()
         .expect("building the BPF scheduler failed");
+    // SEC("syscall") programs that run bpf/pelt.bpf.h for the host tests
+    // (src/pelt/); they need no sched_ext, so they load on any host kernel.
+    scx_cargo::BpfBuilder::new()
+        .expect(NO_CLANG)
+        .enable_skel("bpf/pelt_test.bpf.c", "pelt_test")
+        .build()
+        .expect("building the BPF PELT test programs failed");
 }

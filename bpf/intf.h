@@ -133,4 +133,6 @@ struct cadence_cpu_stats {
 	u64 policy_refresh;
 };
 
+#include "intf_util.h"
+
 #endif /* __CADENCE_INTF_H */

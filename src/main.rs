@@ -5,6 +5,8 @@ mod bpf_intf;
 mod bpf_skel;
 mod control;
 mod instance;
+#[cfg(test)]
+mod pelt;
 mod pins;
 mod policy;
 mod preflight;
