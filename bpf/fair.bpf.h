@@ -65,6 +65,8 @@ struct task_ctx {
 	u64 charged_at;
 	/* When the current run (or slice refill) started, ns. */
 	u64 run_start;
+	/* Utilization (util.bpf.h). */
+	struct cadence_task_util util;
 };
 
 struct {

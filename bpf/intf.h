@@ -57,7 +57,18 @@ struct cadence_policy {
 	u64 slice_lag_ns;
 	/* 1: look for a fully idle SMT core before an idle sibling thread. */
 	u32 idle_core_first;
-	u32 __reserved;
+	/*
+	 * freq_max over the base frequency, x1024: the kernel's
+	 * arch_max_freq_ratio. APERF/MPERF ratios are divided by it.
+	 */
+	u32 freq_max_ratio;
+	/*
+	 * The kernel's own reference frequency over freq_max, x1024:
+	 * scx_bpf_cpuperf_cur() is multiplied by it.
+	 */
+	u32 cpuperf_scale;
+	/* freq_max in MHz (0: unknown), for the dumps and the stats. */
+	u32 freq_max_mhz;
 };
 
 /*

@@ -112,6 +112,18 @@ struct cadence_cpu_util {
 	u32 busy;
 };
 
+/* A task's PELT signal and where it stands (part of its task context). */
+struct cadence_task_util {
+	struct cadence_pelt_avg avg;
+	/* scx_bpf_now() at the last update, to carry the time across CPUs. */
+	u64 updated_at;
+	/* scx_bpf_now() when the task last woke up. */
+	u64 woke_at;
+	/* The CPU whose PELT clock avg.last_update_time is in; -1: none yet. */
+	s32 cpu;
+	u32 __pad;
+};
+
 /*
  * What one step of a syscall test run does, after its time has passed. The
  * run models one CPU and one task: asleep (CPU idle), waiting (another task

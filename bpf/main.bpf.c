@@ -28,6 +28,11 @@
  * online or offline ends the scheduler with SCX_ECODE_ACT_RESTART; the
  * loader then re-reads the topology and attaches again.
  *
+ * Utilization (util.bpf.h, pelt.bpf.h, freq.bpf.h). Every CPU and task
+ * carries the kernel's PELT util_avg, made frequency-invariant with a
+ * per-CPU ratio that ops.tick() reads from APERF/MPERF (or the kernel's
+ * cpuperf); update_idle() tells each CPU's PELT clock when it idles.
+ *
  * Policy (policy.bpf.h). Every tunable lives in one policy map that the
  * loader can replace while the scheduler runs; each callback works with one
  * snapshot of it, never a mix of two.
@@ -44,6 +49,10 @@
 #include "topo.bpf.h"
 #include "fair.bpf.h"
 #include "placement.bpf.h"
+#include "pelt.bpf.h"
+#include "freq.bpf.h"
+#include "util.bpf.h"
+#include "task_view.bpf.h"
 
 char _license[] SEC("license") = "GPL";
 
@@ -188,6 +197,7 @@ void BPF_STRUCT_OPS(cadence_runnable, struct task_struct *p, u64 enq_flags)
 
 	if (!tctx)
 		return;
+	util_runnable(tctx, scx_bpf_now());
 	policy_snapshot(&pol);
 	clamp_sleeper_vtime(&pol, tctx);
 }
@@ -201,14 +211,21 @@ void BPF_STRUCT_OPS(cadence_running, struct task_struct *p)
 		return;
 	tctx->charged_at = now;
 	tctx->run_start = now;
+	util_running(p, tctx, scx_bpf_task_cpu(p), now);
 }
 
 void BPF_STRUCT_OPS(cadence_stopping, struct task_struct *p, bool runnable)
 {
 	struct task_ctx *tctx = lookup_task_ctx(p);
+	s32 cpu = scx_bpf_task_cpu(p);
+	u64 now = scx_bpf_now();
 
-	if (tctx)
-		charge_vtime(p, tctx, scx_bpf_now());
+	if (!tctx)
+		return;
+	charge_vtime(p, tctx, now);
+	util_ran(p, tctx, cpu, now);
+	if (!runnable)
+		util_sleeping(tctx, cpu);
 }
 
 void BPF_STRUCT_OPS(cadence_tick, struct task_struct *p)
@@ -219,7 +236,10 @@ void BPF_STRUCT_OPS(cadence_tick, struct task_struct *p)
 
 	/* Every busy CPU picks up a policy change within one tick. */
 	policy_snapshot(&pol);
-	if (!tctx || !nr_waiting(cpu))
+	if (!tctx)
+		return;
+	util_tick(p, tctx, cpu, &pol);
+	if (!nr_waiting(cpu))
 		return;
 	/* Others wait: end the slice once this task has had its share. */
 	if (scx_bpf_now() - tctx->run_start >= task_slice(&pol, p, cpu)) {
@@ -237,10 +257,19 @@ void BPF_STRUCT_OPS(cadence_enable, struct task_struct *p)
 		tctx->vtime = vtime_now;
 }
 
+void BPF_STRUCT_OPS(cadence_update_idle, s32 cpu, bool idle)
+{
+	util_update_idle(cpu, idle);
+}
+
 s32 BPF_STRUCT_OPS(cadence_init_task, struct task_struct *p, struct scx_init_task_args *args)
 {
-	if (!bpf_task_storage_get(&task_ctxs, p, 0, BPF_LOCAL_STORAGE_GET_F_CREATE))
+	struct task_ctx *tctx;
+
+	tctx = bpf_task_storage_get(&task_ctxs, p, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!tctx)
 		return -ENOMEM;
+	util_init_task(tctx);
 	return 0;
 }
 
@@ -276,9 +305,9 @@ void BPF_STRUCT_OPS(cadence_dump, struct scx_dump_ctx *dctx)
 	if (!policy_copy_locked(&pol, &gen))
 		__builtin_memset(&pol, 0, sizeof(pol));
 	scx_bpf_dump("scx_cadence: vtime_now=%llu nr_llcs=%u policy gen %llu: slice=[%llu..%llu]ns "
-		     "lag=%lluns idle_core_first=%u\n",
+		     "lag=%lluns idle_core_first=%u freq_max=%uMHz\n",
 		     vtime_now, nr_llcs, gen, pol.slice_min_ns, pol.slice_max_ns, pol.slice_lag_ns,
-		     pol.idle_core_first);
+		     pol.idle_core_first, pol.freq_max_mhz);
 	bpf_for (llc, 0, nr_llcs) {
 		scx_bpf_dump("  llc %u: cpus=%u queued=%d\n", llc, llc_cpus(llc),
 			     scx_bpf_dsq_nr_queued(llc_dsq(llc)));
@@ -288,7 +317,9 @@ void BPF_STRUCT_OPS(cadence_dump, struct scx_dump_ctx *dctx)
 void BPF_STRUCT_OPS(cadence_dump_cpu, struct scx_dump_ctx *dctx, s32 cpu, bool idle)
 {
 	s32 queued = scx_bpf_dsq_nr_queued(cpu_dsq(cpu));
+	struct cadence_cpu_util *cu;
 	struct cadence_policy pol;
+	u32 zero = 0;
 	u64 gen;
 
 	if (idle && queued <= 0)
@@ -297,6 +328,10 @@ void BPF_STRUCT_OPS(cadence_dump_cpu, struct scx_dump_ctx *dctx, s32 cpu, bool i
 		return;
 	scx_bpf_dump("scx_cadence: cpu %d llc=%u own_queued=%d slice_now=%lluns\n", cpu,
 		     cpu_llc_id(cpu), queued, cpu_slice(&pol, cpu));
+	cu = bpf_map_lookup_percpu_elem(&cpu_util, &zero, cpu);
+	if (cu)
+		scx_bpf_dump("  util_avg=%llu freq_scale=%u source=%u cap=%u\n", cu->avg.util_avg,
+			     cu->freq_scale, cu->freq_source, cu->cpu_cap);
 }
 
 void BPF_STRUCT_OPS(cadence_dump_task, struct scx_dump_ctx *dctx, struct task_struct *p)
@@ -310,6 +345,8 @@ void BPF_STRUCT_OPS(cadence_dump_task, struct scx_dump_ctx *dctx, struct task_st
 	scx_bpf_dump("scx_cadence: vtime=%llu lag=%lld weight=%u pinned=%d run_start=%llu\n",
 		     tctx->vtime, (s64)(vtime_now - tctx->vtime), task_weight(p), task_pinned(p),
 		     tctx->run_start);
+	scx_bpf_dump("  util_avg=%llu util_est=%u runnable_avg=%llu\n", tctx->util.avg.util_avg,
+		     pelt_util_est(&tctx->util.avg), tctx->util.avg.runnable_avg);
 }
 
 s32 BPF_STRUCT_OPS_SLEEPABLE(cadence_init)
@@ -332,6 +369,7 @@ SCX_OPS_DEFINE(cadence_ops,
 	       .running = (void *)cadence_running,
 	       .stopping = (void *)cadence_stopping,
 	       .tick = (void *)cadence_tick,
+	       .update_idle = (void *)cadence_update_idle,
 	       .enable = (void *)cadence_enable,
 	       .init_task = (void *)cadence_init_task,
 	       .exit_task = (void *)cadence_exit_task,
@@ -342,5 +380,7 @@ SCX_OPS_DEFINE(cadence_ops,
 	       .dump_task = (void *)cadence_dump_task,
 	       .init = (void *)cadence_init,
 	       .exit = (void *)cadence_exit,
+	       /* update_idle() feeds PELT; the built-in idle tracking stays. */
+	       .flags = SCX_OPS_KEEP_BUILTIN_IDLE,
 	       .name = "scx_cadence");
 /* clang-format on */

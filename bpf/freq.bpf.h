@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The frequency ratio of each CPU, 1024 = running at freq_max, for the
+ * frequency-invariant PELT clock (util.bpf.h). Computed on every tick of
+ * the CPU, from the first source the loader found (enum
+ * cadence_freq_source):
+ *
+ * APERF/MPERF: the loader opens the msr PMU's aperf and mperf events on
+ * every CPU and puts them in aperf_events/mperf_events; ops.tick() reads
+ * them on the local CPU with bpf_perf_event_read_value(). The helper is
+ * called from the struct_ops program itself, not from a separate tick
+ * program: the 2025 change "bpf: Allow some trace helpers for all prog
+ * types" put it in bpf_base_func_proto(), which sched_ext programs get,
+ * and the 7.2 test kernel's verifier accepts the call in ops.tick() (the
+ * scheduler loads there). A kernel whose verifier refuses it cannot load
+ * this scheduler at all. The formula is the kernel's per-tick one
+ * (arch/x86/kernel/cpu/aperfmperf.c, scale_freq_tick()).
+ *
+ * cpuperf: scx_bpf_cpuperf_cur() is the kernel's own ratio against its own
+ * reference frequency; it is rescaled to freq_max.
+ *
+ * inject (tests only): the same formula as APERF/MPERF, on counter values
+ * that a test writes into freq_inject. VMs have no APERF/MPERF, so this is
+ * how the VM tests drive this code in the real kernel.
+ */
+#ifndef __CADENCE_FREQ_BPF_H
+#define __CADENCE_FREQ_BPF_H
+
+/* enum cadence_freq_source: chosen by the loader before the load. */
+const volatile u32 freq_source = CADENCE_FREQ_NONE;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
+	__uint(key_size, sizeof(u32));
+	__uint(value_size, sizeof(u32));
+	__uint(max_entries, CADENCE_MAX_CPUS);
+} aperf_events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
+	__uint(key_size, sizeof(u32));
+	__uint(value_size, sizeof(u32));
+	__uint(max_entries, CADENCE_MAX_CPUS);
+} mperf_events SEC(".maps");
+
+/* Test only: per-CPU APERF/MPERF values, read when freq_source is inject. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, u32);
+	__type(value, struct cadence_freq_inject);
+	__uint(max_entries, 1);
+} freq_inject SEC(".maps");
+
+/* This CPU's APERF and MPERF, from the events or the test's values. */
+static __always_inline bool freq_read_counters(u64 *aperf, u64 *mperf)
+{
+	struct bpf_perf_event_value a, m;
+	struct cadence_freq_inject *inj;
+	u32 zero = 0;
+
+	if (freq_source == CADENCE_FREQ_INJECT) {
+		inj = bpf_map_lookup_elem(&freq_inject, &zero);
+		if (!inj)
+			return false;
+		*aperf = inj->aperf;
+		*mperf = inj->mperf;
+		return true;
+	}
+	if (bpf_perf_event_read_value(&aperf_events, BPF_F_CURRENT_CPU, &a, sizeof(a)) ||
+	    bpf_perf_event_read_value(&mperf_events, BPF_F_CURRENT_CPU, &m, sizeof(m)))
+		return false;
+	*aperf = a.counter;
+	*mperf = m.counter;
+	return true;
+}
+
+/*
+ * scale_freq_tick(): freq_scale = (dAPERF << 20) / (dMPERF * max_ratio),
+ * where max_ratio = freq_max / base x1024 and MPERF counts at the base
+ * frequency. An overflow or a zero gives no ratio (false); above 1024 the
+ * CPU ran faster than freq_max and the ratio is clamped (counted).
+ */
+static __always_inline bool freq_from_counts(struct cadence_cpu_util *cu, u64 acnt, u64 mcnt,
+					     u32 max_ratio)
+{
+	u64 scale, limit;
+
+	/* check_shl_overflow(acnt, 2 * SCHED_CAPACITY_SHIFT) */
+	if (acnt >> (64 - 2 * CADENCE_CAP_SHIFT))
+		return false;
+	acnt <<= 2 * CADENCE_CAP_SHIFT;
+	/* check_mul_overflow(mcnt, max_ratio) || !mcnt */
+	if (!mcnt || !max_ratio)
+		return false;
+	limit = ~0ULL / max_ratio;
+	/* Else clang folds the test into a 128-bit multiply BPF lacks. */
+	barrier_var(limit);
+	if (mcnt > limit)
+		return false;
+	mcnt *= max_ratio;
+	scale = acnt / mcnt;
+	if (!scale)
+		return false;
+	cu->freq_ticks++;
+	if (scale > CADENCE_CAP_SCALE) {
+		scale = CADENCE_CAP_SCALE;
+		cu->freq_clamped++;
+	}
+	cu->freq_scale = scale;
+	return true;
+}
+
+/* arch_scale_freq_tick(): refresh this CPU's ratio from its source. */
+static __always_inline void freq_tick(struct cadence_cpu_util *cu, s32 cpu,
+				      const struct cadence_policy *pol)
+{
+	u64 aperf, mperf, acnt, mcnt, cur;
+	bool first;
+
+	cu->freq_source = freq_source;
+	switch (freq_source) {
+	case CADENCE_FREQ_APERF:
+	case CADENCE_FREQ_INJECT:
+		if (!freq_read_counters(&aperf, &mperf)) {
+			cu->freq_errors++;
+			return;
+		}
+		first = !cu->aperf && !cu->mperf;
+		acnt = aperf - cu->aperf;
+		mcnt = mperf - cu->mperf;
+		cu->aperf = aperf;
+		cu->mperf = mperf;
+		/* The first reading only sets the baseline. */
+		if (!first && !freq_from_counts(cu, acnt, mcnt, pol->freq_max_ratio))
+			cu->freq_errors++;
+		return;
+	case CADENCE_FREQ_CPUPERF:
+		cur = (u64)scx_bpf_cpuperf_cur(cpu) * pol->cpuperf_scale >> CADENCE_CAP_SHIFT;
+		cu->freq_ticks++;
+		if (cur > CADENCE_CAP_SCALE) {
+			cur = CADENCE_CAP_SCALE;
+			cu->freq_clamped++;
+		}
+		/* A ratio of 0 would stop the PELT clock: count it, keep 1/1024. */
+		cu->freq_scale = cur ? cur : 1;
+		return;
+	default:
+		cu->freq_scale = CADENCE_CAP_SCALE;
+		return;
+	}
+}
+
+#endif /* __CADENCE_FREQ_BPF_H */

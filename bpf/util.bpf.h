@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Frequency-invariant utilization of every CPU and every task: the glue
+ * between the callbacks and the PELT math of pelt.bpf.h.
+ *
+ * Each CPU keeps its own PELT clock and busy signal in cpu_util, written
+ * only by that CPU: running/stopping/tick run on it with its rq locked, and
+ * update_idle() runs on it when it enters and leaves idle. Before a signal
+ * is updated, the clock is brought to now: scaled by capacity x frequency
+ * for the time the CPU was busy, caught up with the task clock for the time
+ * it was idle (and, when it goes idle saturated, lost idle time recorded),
+ * as update_rq_clock_pelt() does.
+ *
+ * Where this differs from the kernel, and why:
+ * - The CPU signal is PELT of "a sched_ext task runs here" (like the
+ *   kernel's rq->avg_rt), not the sum of its tasks' signals: the kernel
+ *   moves a migrating task's util between cfs_rq sums under both rq locks,
+ *   which BPF cannot take. After a migration the CPU signals follow within
+ *   about one half-life instead of at once.
+ * - clock_task is scx_bpf_now() (rq clock), which includes IRQ time.
+ * - A task's signal is in the clock of the CPU it was last updated on.
+ *   When it next runs elsewhere, the time in between is counted at full
+ *   speed on the new CPU's clock (as on an idle CPU), where the kernel
+ *   estimates the old CPU's clock lag (migrate_se_pelt_lag()).
+ * - A new task starts at 0, where the kernel gives it half the CPU's spare
+ *   capacity (post_init_entity_util_avg()).
+ */
+#ifndef __CADENCE_UTIL_BPF_H
+#define __CADENCE_UTIL_BPF_H
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, u32);
+	__type(value, struct cadence_cpu_util);
+	__uint(max_entries, 1);
+} cpu_util SEC(".maps");
+
+/* This CPU's util state, its capacity and ratio set on first use. */
+static __always_inline struct cadence_cpu_util *this_cpu_util(s32 cpu)
+{
+	struct cadence_cpu_util *cu;
+	u32 zero = 0;
+
+	cu = bpf_map_lookup_elem(&cpu_util, &zero);
+	if (cu && !cu->cpu_cap) {
+		cu->cpu_cap = scx_bpf_cpuperf_cap(cpu);
+		cu->freq_scale = CADENCE_CAP_SCALE;
+		cu->freq_source = freq_source;
+	}
+	return cu;
+}
+
+/* Bring this CPU's PELT clock and busy signal to @now. */
+static __always_inline void cpu_util_advance(struct cadence_cpu_util *cu, u64 now)
+{
+	if (cu->busy)
+		pelt_clock_busy(&cu->clock, now, cu->cpu_cap, cu->freq_scale);
+	else
+		pelt_clock_idle(&cu->clock, now);
+	pelt_update(pelt_clock_now(&cu->clock), &cu->avg, 1, cu->busy, cu->busy);
+}
+
+/*
+ * Bring @p's signal to the PELT time @at on @cpu's clock, the task having
+ * been @runnable (queued or running) and @running meanwhile.
+ */
+static __always_inline void task_util_advance(struct task_struct *p, struct cadence_task_util *tu,
+					      struct cadence_cpu_util *cu, s32 cpu, u64 now, u64 at,
+					      bool runnable, bool running)
+{
+	u64 elapsed;
+
+	if (tu->cpu != cpu) {
+		/* First update here: carry the time since the last one over. */
+		elapsed = tu->cpu < 0 ? 0 : now - tu->updated_at;
+		tu->avg.last_update_time = at > elapsed ? at - elapsed : 0;
+		tu->cpu = cpu;
+	}
+	pelt_update(at, &tu->avg, task_weight(p), runnable, running);
+	tu->updated_at = now;
+}
+
+/* ops.runnable(): the task woke up; note when, for ops.running(). */
+static __always_inline void util_runnable(struct task_ctx *tctx, u64 now)
+{
+	tctx->util.woke_at = now;
+}
+
+/* ops.running(): the CPU was idle or ran another task; @p waited or slept. */
+static __always_inline void util_running(struct task_struct *p, struct task_ctx *tctx, s32 cpu,
+					 u64 now)
+{
+	struct cadence_cpu_util *cu = this_cpu_util(cpu);
+	struct cadence_task_util *tu = &tctx->util;
+	u64 pelt_now, waited;
+
+	if (!cu)
+		return;
+	cpu_util_advance(cu, now);
+	cu->busy = 1;
+	pelt_now = pelt_clock_now(&cu->clock);
+	/* Woke since the last update: asleep until then, queued after. */
+	if (tu->cpu >= 0 && tu->woke_at > tu->updated_at) {
+		waited = now - tu->woke_at;
+		if (pelt_now > waited)
+			task_util_advance(p, tu, cu, cpu, tu->woke_at, pelt_now - waited, false,
+					  false);
+	}
+	task_util_advance(p, tu, cu, cpu, now, pelt_now, true, false);
+}
+
+/* ops.tick() and ops.stopping(): @p ran on this CPU until now. */
+static __always_inline void util_ran(struct task_struct *p, struct task_ctx *tctx, s32 cpu, u64 now)
+{
+	struct cadence_cpu_util *cu = this_cpu_util(cpu);
+
+	if (!cu)
+		return;
+	cpu_util_advance(cu, now);
+	task_util_advance(p, &tctx->util, cu, cpu, now, pelt_clock_now(&cu->clock), true, true);
+}
+
+/* ops.stopping() of a task that sleeps: one more util_est sample. */
+static __always_inline void util_sleeping(struct task_ctx *tctx, s32 cpu)
+{
+	struct cadence_cpu_util *cu = this_cpu_util(cpu);
+
+	if (cu)
+		pelt_util_est_update(&tctx->util.avg, cu->cpu_cap);
+}
+
+/* ops.tick(): a new frequency ratio and capacity, then the signals. */
+static __always_inline void util_tick(struct task_struct *p, struct task_ctx *tctx, s32 cpu,
+				      const struct cadence_policy *pol)
+{
+	struct cadence_cpu_util *cu = this_cpu_util(cpu);
+
+	if (!cu)
+		return;
+	freq_tick(cu, cpu, pol);
+	cu->cpu_cap = scx_bpf_cpuperf_cap(cpu);
+	util_ran(p, tctx, cpu, scx_bpf_now());
+}
+
+/* ops.update_idle(): the CPU goes idle (busy until now) or wakes. */
+static __always_inline void util_update_idle(s32 cpu, bool idle)
+{
+	struct cadence_cpu_util *cu = this_cpu_util(cpu);
+	u64 now = scx_bpf_now();
+
+	if (!cu)
+		return;
+	cpu_util_advance(cu, now);
+	if (idle && cu->busy) {
+		pelt_clock_go_idle(&cu->clock, now, cu->avg.util_sum);
+		cu->busy = 0;
+	}
+}
+
+/* A new task: no signal yet, on no CPU's clock. */
+static __always_inline void util_init_task(struct task_ctx *tctx)
+{
+	__builtin_memset(&tctx->util, 0, sizeof(tctx->util));
+	tctx->util.cpu = -1;
+}
+
+#endif /* __CADENCE_UTIL_BPF_H */
