@@ -4,6 +4,7 @@
 mod bpf_intf;
 mod bpf_skel;
 mod control;
+mod freq;
 mod instance;
 #[cfg(test)]
 mod pelt;
@@ -90,6 +91,17 @@ pub struct RunOpts {
     #[clap(long)]
     pub help_stats: bool,
 
+    /// freq_max, the frequency a ratio of 1024 stands for: auto, 1c..Nc
+    /// (N-core turbo), base, max or MHz. Same as --set freq.max=VALUE; see
+    /// `scx_cadence freq-max --list` for this machine's choices.
+    #[clap(long, value_name = "CHOICE")]
+    pub freq_max: Option<String>,
+
+    /// Test only: read APERF/MPERF from the freq_inject map, as if the base
+    /// frequency (MPERF's rate) were MHZ. For VMs, which have no APERF/MPERF.
+    #[clap(long, value_name = "MHZ", hide = true)]
+    pub test_freq_inject: Option<u32>,
+
     /// Verbose output, including libbpf's messages.
     #[clap(short = 'v', long)]
     pub verbose: bool,
@@ -120,6 +132,19 @@ pub enum Command {
     },
     /// List the policy fields with their allowed values, and the presets.
     Policies,
+    /// Show this machine's frequencies and the freq_max choices.
+    FreqMax {
+        /// Print the frequencies found, the choices and the one in force.
+        #[clap(long, required = true)]
+        list: bool,
+        /// The policy whose freq.max to show as in force, when no
+        /// scheduler is running (default: the running one's, else balanced).
+        #[clap(long, value_name = "FILE|PRESET")]
+        policy: Option<String>,
+        /// The running scheduler's control socket.
+        #[clap(long, value_name = "PATH", default_value = control::DEFAULT_SOCKET)]
+        socket: PathBuf,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -199,13 +224,37 @@ fn install_sighup() -> Result<()> {
     Ok(())
 }
 
-/// The policy to start with: --policy, then each --set.
+/// The policy to start with: --policy, then each --set, then --freq-max.
 fn starting_policy(opts: &RunOpts) -> Result<policy::Named> {
     let named = policy::Named::load(&opts.policy)?;
-    if opts.assignments.is_empty() {
-        return Ok(named);
+    let mut named = if opts.assignments.is_empty() {
+        named
+    } else {
+        named.edited(&opts.assignments).context("--set")?
+    };
+    if let Some(choice) = &opts.freq_max {
+        named = named
+            .edited(&[format!("freq.max=\"{}\"", choice.replace('"', ""))])
+            .context("--freq-max")?;
     }
-    named.edited(&opts.assignments).context("--set")
+    Ok(named)
+}
+
+/// `freq-max --list`: the running scheduler's choice if one answers on
+/// @socket, else @policy's (default balanced).
+fn print_freq_max(policy_arg: Option<String>, socket: &Path) -> Result<()> {
+    let table = freq::FreqTable::probe();
+    let choice = match policy_arg {
+        Some(p) => policy::Named::load(&p)?.policy.freq_max(),
+        None => match control::client::send(socket, &control::Request::Get {}) {
+            Ok(reply) => policy::Policy::parse(&reply.policy)?.freq_max(),
+            Err(_) => policy::Named::load(policy::DEFAULT_PRESET)?
+                .policy
+                .freq_max(),
+        },
+    };
+    freq::print_list(&table, choice);
+    Ok(())
 }
 
 fn run_ctl(socket: &Path, action: CtlAction) -> Result<()> {
@@ -238,6 +287,7 @@ fn run(opts: Opts) -> Result<()> {
             print_policies();
             return Ok(());
         }
+        Some(Command::FreqMax { policy, socket, .. }) => return print_freq_max(policy, &socket),
         None => {}
     }
     let opts = opts.run;
@@ -257,14 +307,20 @@ fn run(opts: Opts) -> Result<()> {
         return Ok(());
     }
 
-    // Bad policies are refused before anything touches the kernel.
+    // Bad policies (and a freq.max this machine lacks) are refused before
+    // anything is loaded.
     let first = starting_policy(&opts)?;
+    let freq = match opts.test_freq_inject {
+        Some(mhz) => freq::FreqTable::injected(mhz),
+        None => freq::FreqTable::probe(),
+    };
+    let live = policy::Live::new(first, freq)?;
     preflight::check_all(Path::new(preflight::SCHED_EXT_SYSFS))?;
     install_sighup()?;
     if let Some(secs) = opts.stats {
         spawn_monitor(&opts, secs, shutdown.clone())?;
     }
-    scheduler::run_until_shutdown(&opts, policy::Live::new(first), shutdown, &RELOAD)
+    scheduler::run_until_shutdown(&opts, live, shutdown, &RELOAD)
 }
 
 fn main() -> ExitCode {

@@ -87,6 +87,15 @@ impl Pins {
         self.pinned.push(path);
         Ok(())
     }
+
+    /// Pins @link as <dir>/<name>; for an iterator, reading it runs it.
+    pub fn add_link(&mut self, link: &mut libbpf_rs::Link, name: &str) -> Result<()> {
+        let path = self.dir.join(name);
+        link.pin(&path)
+            .with_context(|| format!("pinning {}", path.display()))?;
+        self.pinned.push(path);
+        Ok(())
+    }
 }
 
 /// Removes the files in @dir left by an instance that could not clean up.

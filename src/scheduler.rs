@@ -19,10 +19,11 @@ use crate::RunOpts;
 use crate::bpf_intf;
 use crate::bpf_skel::*;
 use crate::control::server::{Pending, Server};
+use crate::freq::FreqSource;
 use crate::instance::{InstanceLock, LOCK_FILE};
 use crate::pins::Pins;
 use crate::policy::Live;
-use crate::stats::{self, CpuMetrics, Metrics};
+use crate::stats::{self, CpuMetrics, CpuUtil, Metrics};
 use crate::topology::LlcMap;
 
 pub const SCHEDULER_NAME: &str = "scx_cadence";
@@ -33,6 +34,10 @@ const POLL: Duration = Duration::from_millis(100);
 pub struct Scheduler<'a> {
     // Dropped first: the pins go before the maps they name.
     _pins: Pins,
+    // The task util view's iterator link (pinned as <pin-dir>/tasks).
+    _task_view: libbpf_rs::Link,
+    // The APERF/MPERF events BPF reads, open while it may read them.
+    _freq_source: FreqSource,
     skel: BpfSkel<'a>,
     struct_ops: Option<libbpf_rs::Link>,
     llcs: LlcMap,
@@ -66,7 +71,12 @@ impl<'a> Scheduler<'a> {
 
         skel.struct_ops.cadence_ops_mut().exit_dump_len = opts.exit_dump_len;
 
+        let cpus: Vec<usize> = llcs.cpu_llc.iter().map(|&(cpu, _)| cpu).collect();
+        let freq_source = FreqSource::choose(live.freq(), &cpus, opts.test_freq_inject.is_some());
+        info!("{}", freq_source.summary);
+
         let rodata = skel.maps.rodata_data.as_mut().unwrap();
+        rodata.freq_source = freq_source.kind.to_bpf();
         rodata.nr_llcs = llcs.nr_llcs() as u32;
         for &(cpu, llc) in &llcs.cpu_llc {
             rodata.cpu_llc[cpu] = llc;
@@ -78,6 +88,7 @@ impl<'a> Scheduler<'a> {
         let mut skel = scx_ops_load!(skel, cadence_ops, uei)?;
         // The callbacks refuse to run without a policy: write it first.
         live.write(&skel.maps.policy, &skel.maps.policy_state)?;
+        freq_source.install(&skel.maps.aperf_events, &skel.maps.mperf_events)?;
 
         let mut pins = Pins::create(&opts.pin_dir)?;
         for map in [
@@ -85,9 +96,17 @@ impl<'a> Scheduler<'a> {
             &mut skel.maps.policy_state,
             &mut skel.maps.policy_cpu,
             &mut skel.maps.cpu_stats,
+            &mut skel.maps.cpu_util,
+            &mut skel.maps.freq_inject,
         ] {
             pins.add(map)?;
         }
+        let mut task_view = skel
+            .progs
+            .task_util_view
+            .attach()
+            .context("attaching the task util view (iter/task)")?;
+        pins.add_link(&mut task_view, "tasks")?;
 
         let struct_ops = Some(scx_ops_attach!(skel, cadence_ops)?);
         info!(
@@ -101,6 +120,8 @@ impl<'a> Scheduler<'a> {
 
         Ok(Self {
             _pins: pins,
+            _task_view: task_view,
+            _freq_source: freq_source,
             skel,
             struct_ops,
             llcs,
@@ -139,14 +160,42 @@ impl<'a> Scheduler<'a> {
         Ok(out)
     }
 
+    /// Each online CPU's utilization and frequency ratio.
+    fn cpu_util(&self) -> Result<BTreeMap<u32, CpuUtil>> {
+        let key = 0u32.to_ne_bytes();
+        let util = self
+            .skel
+            .maps
+            .cpu_util
+            .lookup_percpu(&key, MapFlags::ANY)
+            .context("reading cpu_util")?
+            .unwrap_or_default();
+        Ok(self
+            .llcs
+            .cpu_llc
+            .iter()
+            .filter_map(|&(cpu, _)| {
+                let raw = stats::parse_raw_util(util.get(cpu)?)?;
+                Some((cpu as u32, CpuUtil::from_bpf(&raw)))
+            })
+            .collect())
+    }
+
     fn metrics(&self, live: &Live) -> Result<Metrics> {
         let mut m = Metrics::new(
             self.cpu_metrics()?,
             self.llcs.nr_llcs() as u64,
             self.nr_restarts,
-        );
+        )
+        .with_util(self.cpu_util()?);
         m.policy = live.current().name.clone();
         m.policy_generation = live.generation();
+        m.freq_max_mhz = live
+            .freq()
+            .resolve(live.current().policy.freq_max())
+            .ok()
+            .and_then(|r| r.mhz)
+            .unwrap_or(0) as u64;
         Ok(m)
     }
 

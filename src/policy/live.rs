@@ -11,11 +11,14 @@ use log::info;
 use super::{Named, Source};
 use crate::bpf_intf;
 use crate::control::{Reply, Request};
+use crate::freq::FreqTable;
 
 /// The policy the scheduler runs with.
 pub struct Live {
     current: Named,
     generation: u64,
+    /// This machine's frequencies, which freq.max resolves against.
+    freq: FreqTable,
 }
 
 /// The raw bytes of a plain-old-data map value.
@@ -26,12 +29,19 @@ fn as_bytes<T: Copy>(value: &T) -> &[u8] {
 }
 
 impl Live {
-    /// The first policy; it reaches BPF with write() before attaching.
-    pub fn new(first: Named) -> Self {
-        Self {
+    /// The first policy; it reaches BPF with write() before attaching. An
+    /// error if its freq.max is not available on this machine.
+    pub fn new(first: Named, freq: FreqTable) -> Result<Self> {
+        first.policy.to_bpf(&freq).context("the starting policy")?;
+        Ok(Self {
             current: first,
             generation: 1,
-        }
+            freq,
+        })
+    }
+
+    pub fn freq(&self) -> &FreqTable {
+        &self.freq
     }
 
     pub fn current(&self) -> &Named {
@@ -45,7 +55,13 @@ impl Live {
     /// Writes the policy in force into the BPF maps (at load, and again after
     /// a hotplug re-attach, which starts with fresh maps).
     pub fn write(&self, slot_map: &impl MapCore, state_map: &impl MapCore) -> Result<()> {
-        write_maps(slot_map, state_map, &self.current, self.generation)
+        write_maps(
+            slot_map,
+            state_map,
+            &self.current,
+            self.generation,
+            &self.freq,
+        )
     }
 
     /// Puts @next in force as the next generation; on error nothing changes.
@@ -56,9 +72,17 @@ impl Live {
         state_map: &impl MapCore,
     ) -> Result<u64> {
         let generation = self.generation + 1;
-        if let Err(e) = write_maps(slot_map, state_map, &next, generation) {
+        // A freq.max this machine lacks is refused before anything is written.
+        next.policy.to_bpf(&self.freq)?;
+        if let Err(e) = write_maps(slot_map, state_map, &next, generation, &self.freq) {
             // Put the old slot back; its generation is still the one in force.
-            let _ = write_maps(slot_map, state_map, &self.current, self.generation);
+            let _ = write_maps(
+                slot_map,
+                state_map,
+                &self.current,
+                self.generation,
+                &self.freq,
+            );
             return Err(e);
         }
         self.current = next;
@@ -125,13 +149,14 @@ fn write_maps(
     state_map: &impl MapCore,
     named: &Named,
     generation: u64,
+    freq: &FreqTable,
 ) -> Result<()> {
     let key = 0u32.to_ne_bytes();
     let slot = bpf_intf::cadence_policy_slot {
         lock: bpf_intf::bpf_spin_lock { val: 0 },
         __pad: 0,
         generation,
-        policy: named.policy.to_bpf(),
+        policy: named.policy.to_bpf(freq)?,
     };
     slot_map
         .update(&key, as_bytes(&slot), MapFlags::LOCK)

@@ -17,6 +17,7 @@ pub use live::Live;
 pub use schema::FIELDS;
 
 use crate::bpf_intf;
+use crate::freq::{FreqMax, FreqTable};
 
 /// Slice lengths and the sleeper-credit bound.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -34,12 +35,21 @@ pub struct Placement {
     pub idle_core_first: bool,
 }
 
+/// Frequency: what a ratio of 1024 stands for.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Freq {
+    /// A FreqMax spelling (checked by the schema): auto, Nc, base, max, MHz.
+    pub max: String,
+}
+
 /// Every tunable. Values are checked when parsed; a Policy is always valid.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Policy {
     pub slice: Slice,
     pub placement: Placement,
+    pub freq: Freq,
 }
 
 /// The presets that ship with the scheduler: (name, TOML text).
@@ -136,15 +146,29 @@ impl Policy {
         toml::to_string(self).expect("a policy always serializes")
     }
 
-    /// The policy as the BPF side reads it (struct cadence_policy).
-    pub fn to_bpf(&self) -> bpf_intf::cadence_policy {
-        bpf_intf::cadence_policy {
+    /// The freq_max choice (the schema checked its spelling).
+    pub fn freq_max(&self) -> FreqMax {
+        self.freq
+            .max
+            .parse()
+            .expect("freq.max was checked when parsed")
+    }
+
+    /// The policy as the BPF side reads it (struct cadence_policy), with
+    /// freq_max resolved against this machine's frequencies; an error names
+    /// the choices the machine has.
+    pub fn to_bpf(&self, freq: &FreqTable) -> Result<bpf_intf::cadence_policy> {
+        let mut pol = bpf_intf::cadence_policy {
             slice_max_ns: self.slice.max_us * 1000,
             slice_min_ns: self.slice.min_us * 1000,
             slice_lag_ns: self.slice.lag_us * 1000,
             idle_core_first: self.placement.idle_core_first as u32,
-            __reserved: 0,
-        }
+            freq_max_ratio: 0,
+            cpuperf_scale: 0,
+            freq_max_mhz: 0,
+        };
+        freq.resolve(self.freq_max())?.fill(freq, &mut pol);
+        Ok(pol)
     }
 }
 
@@ -276,11 +300,9 @@ fn overlay(base: &mut toml::Table, user: &toml::Table, prefix: &str) -> Result<(
                 ));
             }
             (Some(slot), _) => {
-                schema::field(&key)
-                    .ok_or_else(unknown)?
-                    .kind
-                    .check(&key, v)?;
-                *slot = v.clone();
+                let kind = schema::field(&key).ok_or_else(unknown)?.kind;
+                kind.check(&key, v)?;
+                *slot = kind.normalize(v);
             }
             (None, _) => return Err(unknown()),
         }

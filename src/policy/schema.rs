@@ -13,6 +13,9 @@ pub enum Kind {
     },
     /// true or false.
     Bool,
+    /// A freq_max choice: a string (auto, Nc, base, max, MHz) or MHz as an
+    /// integer; stored as the string.
+    FreqMax,
 }
 
 /// One tunable.
@@ -67,6 +70,13 @@ pub const FIELDS: &[Field] = &[
         kind: Kind::Bool,
         doc: "Wake tasks on a fully idle SMT core before an idle sibling thread",
     },
+    Field {
+        key: "freq.max",
+        // The seed's choices; which exist depends on the machine and is
+        // checked when the policy is put in force (freq-max --list).
+        kind: Kind::FreqMax,
+        doc: "The frequency a ratio of 1024 stands for: auto (4c, else max), Nc turbo, base, max or MHz",
+    },
 ];
 
 /// The field with dotted key @key.
@@ -95,11 +105,37 @@ impl Kind {
                 }
             }
             (Kind::Bool, toml::Value::Boolean(_)) => Ok(()),
+            (Kind::FreqMax, toml::Value::String(s)) => s
+                .parse::<crate::freq::FreqMax>()
+                .map(|_| ())
+                .map_err(|e| format!("{key}: {e}")),
+            (Kind::FreqMax, toml::Value::Integer(v)) => {
+                let range = crate::freq::MHZ_RANGE;
+                match u32::try_from(*v) {
+                    Ok(m) if range.contains(&m) => Ok(()),
+                    _ => Err(format!(
+                        "{key} = {v} is out of range: allowed {}..={} (MHz), or auto, Nc, base, max",
+                        range.start(),
+                        range.end()
+                    )),
+                }
+            }
             (kind, other) => Err(format!(
                 "{key} = {other} has the wrong type: expected {}, found {}",
                 kind.describe(),
                 other.type_str()
             )),
+        }
+    }
+
+    /// @value as the policy stores it (a checked value).
+    pub fn normalize(&self, value: &toml::Value) -> toml::Value {
+        match (self, value) {
+            (Kind::FreqMax, toml::Value::Integer(v)) => toml::Value::String(v.to_string()),
+            (Kind::FreqMax, toml::Value::String(s)) => {
+                toml::Value::String(s.trim().to_ascii_lowercase())
+            }
+            _ => value.clone(),
         }
     }
 
@@ -112,6 +148,7 @@ impl Kind {
         match self {
             Kind::Int { min, max, unit } => format!("an integer in {min}..={max} ({unit})"),
             Kind::Bool => "true or false".to_string(),
+            Kind::FreqMax => crate::freq::choice::SYNTAX.to_string(),
         }
     }
 }

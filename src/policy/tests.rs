@@ -144,7 +144,11 @@ fn bad_assignments_are_refused() {
 
 #[test]
 fn to_bpf_converts_microseconds_to_nanoseconds() {
-    let b = Named::load("powersave").unwrap().policy.to_bpf();
+    let b = Named::load("powersave")
+        .unwrap()
+        .policy
+        .to_bpf(&crate::freq::FreqTable::default())
+        .unwrap();
     assert_eq!(
         (b.slice_max_ns, b.slice_min_ns, b.slice_lag_ns),
         (10_000_000, 1_000_000, 3_000_000)
@@ -250,11 +254,19 @@ proptest! {
         min_frac in 0.0f64..=1.0,
         lag in 0u64..=1_000_000,
         idle_core_first: bool,
+        freq_max in prop_oneof![
+            Just("auto".to_string()),
+            Just("base".to_string()),
+            Just("max".to_string()),
+            (1u32..=255).prop_map(|n| format!("{n}c")),
+            (100u32..=10_000).prop_map(|m| m.to_string()),
+        ],
     ) {
         let min = (50 + ((max.max(50) - 50) as f64 * min_frac) as u64).min(max);
         let p = Policy {
             slice: Slice { max_us: max, min_us: min, lag_us: lag },
             placement: Placement { idle_core_first },
+            freq: Freq { max: freq_max },
         };
         assert_valid(&p);
         let too_far = p.with_assignments(&["slice.lag_us=1000001"]);
@@ -272,5 +284,23 @@ fn edits_keep_the_source_and_mark_the_name_once() {
     assert_eq!(
         (twice.policy.slice.max_us, twice.policy.slice.lag_us),
         (4000, 0)
+    );
+}
+
+#[test]
+fn freq_max_is_checked_by_spelling_and_normalized() {
+    let p = Named::load("balanced").unwrap().policy;
+    let set = p.with_assignments(&["freq.max=2400"]).unwrap();
+    assert_eq!(set.freq.max, "2400");
+    assert_eq!(p.with_assignments(&["freq.max=4C"]).unwrap().freq.max, "4c");
+    let e = p.with_assignments(&["freq.max=turbo"]).unwrap_err();
+    assert!(
+        format!("{e:#}").contains("unknown freq_max `turbo`"),
+        "{e:#}"
+    );
+    let e = p.with_assignments(&["freq.max=50"]).unwrap_err();
+    assert!(
+        format!("{e:#}").contains("freq.max = 50 is out of range"),
+        "{e:#}"
     );
 }

@@ -5,6 +5,7 @@
 
 mod cpu;
 mod openmetrics;
+mod util;
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -19,6 +20,7 @@ use serde::{Deserialize, Serialize};
 
 pub use cpu::{CpuMetrics, parse_raw};
 pub use openmetrics::write_openmetrics;
+pub use util::{CpuUtil, parse_raw_util};
 
 #[stat_doc]
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, Stats)]
@@ -38,6 +40,12 @@ pub struct Metrics {
     pub total: CpuMetrics,
     #[stat(desc = "Counters of each CPU, by CPU id")]
     pub cpus: BTreeMap<u32, CpuMetrics>,
+    #[stat(desc = "freq_max in force, MHz (0: no frequency known)")]
+    pub freq_max_mhz: u64,
+    #[stat(desc = "Utilization and frequency of the machine")]
+    pub util: CpuUtil,
+    #[stat(desc = "Utilization and frequency of each CPU, by CPU id")]
+    pub cpu_util: BTreeMap<u32, CpuUtil>,
 }
 
 /// How a stats reading is printed.
@@ -52,6 +60,13 @@ pub enum Format {
 }
 
 impl Metrics {
+    /// Adds each CPU's utilization and frequency, and their total.
+    pub fn with_util(mut self, cpu_util: BTreeMap<u32, CpuUtil>) -> Self {
+        self.util = CpuUtil::total(cpu_util.values());
+        self.cpu_util = cpu_util;
+        self
+    }
+
     /// Builds the metrics from each CPU's counters.
     pub fn new(cpus: BTreeMap<u32, CpuMetrics>, nr_llcs: u64, nr_restarts: u64) -> Self {
         let mut total = cpus.values().next().cloned().unwrap_or_default();
@@ -75,9 +90,16 @@ impl Metrics {
             .iter()
             .map(|(id, c)| (*id, prev.cpus.get(id).map_or(c.clone(), |p| c.delta(p))))
             .collect();
+        let cpu_util = self
+            .cpu_util
+            .iter()
+            .map(|(id, c)| (*id, prev.cpu_util.get(id).map_or(c.clone(), |p| c.delta(p))))
+            .collect();
         Self {
             total: self.total.delta(&prev.total),
+            util: self.util.delta(&prev.util),
             cpus,
+            cpu_util,
             ..self.clone()
         }
     }
@@ -86,17 +108,24 @@ impl Metrics {
     pub fn format<W: Write>(&self, w: &mut W, per_cpu: bool) -> Result<()> {
         writeln!(
             w,
-            "[scx_cadence] cpus {} llcs {} restarts {} policy {} (gen {}) | {}",
+            "[scx_cadence] cpus {} llcs {} restarts {} policy {} (gen {}) freq_max {} MHz | {} | {}",
             self.nr_cpus,
             self.nr_llcs,
             self.nr_restarts,
             self.policy,
             self.policy_generation,
+            self.freq_max_mhz,
+            self.util.format(),
             cpu::format_counters(&self.total)
         )?;
         if per_cpu {
             for (id, c) in &self.cpus {
-                writeln!(w, "  cpu {id:>3} | {}", cpu::format_counters(c))?;
+                let util = self
+                    .cpu_util
+                    .get(id)
+                    .map(CpuUtil::format)
+                    .unwrap_or_default();
+                writeln!(w, "  cpu {id:>3} | {util} | {}", cpu::format_counters(c))?;
             }
         }
         Ok(())
@@ -125,6 +154,7 @@ pub fn server_data() -> StatsServerData<(), Metrics> {
     });
     StatsServerData::new()
         .add_meta(CpuMetrics::meta())
+        .add_meta(CpuUtil::meta())
         .add_meta(Metrics::meta())
         .add_ops("top", StatsOps { open, close: None })
 }

@@ -6,6 +6,7 @@ use std::io::Write;
 
 use anyhow::Result;
 
+use super::util::UTIL_COUNTERS;
 use super::{CpuMetrics, Metrics};
 
 /// Prefix of every metric family name.
@@ -43,6 +44,11 @@ pub fn write_openmetrics<W: Write>(m: &Metrics, w: &mut W) -> Result<()> {
             "Generation of the policy in force",
             m.policy_generation,
         ),
+        (
+            "freq_max_mhz",
+            "freq_max in force, MHz (0: no frequency known)",
+            m.freq_max_mhz,
+        ),
     ] {
         family(w, name, "gauge", help)?;
         writeln!(w, "{PREFIX}_{name} {value}")?;
@@ -72,6 +78,47 @@ pub fn write_openmetrics<W: Write>(m: &Metrics, w: &mut W) -> Result<()> {
         family(w, name, "counter", help)?;
         for (id, values) in &per_cpu {
             writeln!(w, "{PREFIX}_{name}_total{{cpu=\"{id}\"}} {}", values[i])?;
+        }
+    }
+    family(
+        w,
+        "cpu_util_avg",
+        "gauge",
+        "Frequency-invariant PELT util_avg of each CPU (1024 = busy at freq_max)",
+    )?;
+    for (id, u) in &m.cpu_util {
+        writeln!(w, "{PREFIX}_cpu_util_avg{{cpu=\"{id}\"}} {}", u.util_avg)?;
+    }
+    family(
+        w,
+        "freq_scale",
+        "gauge",
+        "Frequency ratio at the last tick, 1024 = freq_max",
+    )?;
+    for (id, u) in &m.cpu_util {
+        writeln!(w, "{PREFIX}_freq_scale{{cpu=\"{id}\"}} {}", u.freq_scale)?;
+    }
+    family(
+        w,
+        "freq_source",
+        "info",
+        "Where each CPU's frequency ratio comes from",
+    )?;
+    for (id, u) in &m.cpu_util {
+        writeln!(
+            w,
+            "{PREFIX}_freq_source_info{{cpu=\"{id}\",source=\"{}\"}} 1",
+            escape(&u.freq_source)
+        )?;
+    }
+    for (i, (name, help)) in UTIL_COUNTERS.iter().enumerate() {
+        family(w, name, "counter", help)?;
+        for (id, u) in &m.cpu_util {
+            writeln!(
+                w,
+                "{PREFIX}_{name}_total{{cpu=\"{id}\"}} {}",
+                u.counters()[i]
+            )?;
         }
     }
     writeln!(w, "# EOF")?;

@@ -1,0 +1,219 @@
+//! Where each CPU's frequency ratio comes from, chosen once at start: the
+//! msr PMU's APERF/MPERF events, else the kernel's cpuperf (cpufreq), else
+//! none. The choice and the reason the better ones were passed over make
+//! one log line, and the stats report the source per CPU.
+
+use std::fs;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::path::Path;
+
+use anyhow::{Context, Result, bail};
+
+use super::table::FreqTable;
+use crate::bpf_intf;
+
+/// enum cadence_freq_source.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SourceKind {
+    None,
+    Aperf,
+    Cpuperf,
+    Inject,
+}
+
+impl SourceKind {
+    pub fn to_bpf(self) -> u32 {
+        match self {
+            SourceKind::None => bpf_intf::cadence_freq_source_CADENCE_FREQ_NONE,
+            SourceKind::Aperf => bpf_intf::cadence_freq_source_CADENCE_FREQ_APERF,
+            SourceKind::Cpuperf => bpf_intf::cadence_freq_source_CADENCE_FREQ_CPUPERF,
+            SourceKind::Inject => bpf_intf::cadence_freq_source_CADENCE_FREQ_INJECT,
+        }
+    }
+
+    pub fn from_bpf(v: u32) -> Self {
+        match v {
+            bpf_intf::cadence_freq_source_CADENCE_FREQ_APERF => SourceKind::Aperf,
+            bpf_intf::cadence_freq_source_CADENCE_FREQ_CPUPERF => SourceKind::Cpuperf,
+            bpf_intf::cadence_freq_source_CADENCE_FREQ_INJECT => SourceKind::Inject,
+            _ => SourceKind::None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            SourceKind::None => "none",
+            SourceKind::Aperf => "aperf",
+            SourceKind::Cpuperf => "cpuperf",
+            SourceKind::Inject => "inject",
+        }
+    }
+}
+
+/// The chosen source, with the perf events it reads (APERF/MPERF only).
+pub struct FreqSource {
+    pub kind: SourceKind,
+    /// (cpu, aperf event, mperf event), kept open while the scheduler runs.
+    pub events: Vec<(usize, OwnedFd, OwnedFd)>,
+    /// One line: the source and why the better ones were not used.
+    pub summary: String,
+}
+
+/// The msr PMU, where the kernel's arch/x86/events/msr.c publishes them.
+const MSR_PMU: &str = "/sys/bus/event_source/devices/msr";
+
+/// perf_event_attr as of PERF_ATTR_SIZE_VER0 (64 bytes), which every
+/// kernel accepts; the fields after it default to zero.
+#[repr(C)]
+#[derive(Default)]
+struct PerfEventAttr {
+    type_: u32,
+    size: u32,
+    config: u64,
+    sample_period: u64,
+    sample_type: u64,
+    read_format: u64,
+    flags: u64,
+    wakeup_events: u32,
+    bp_type: u32,
+    config1: u64,
+}
+
+/// PERF_FLAG_FD_CLOEXEC (include/uapi/linux/perf_event.h).
+const PERF_FLAG_FD_CLOEXEC: libc::c_ulong = 1 << 3;
+
+/// "event=0x01" (a PMU's events/NAME file) -> 1.
+fn event_config(text: &str) -> Option<u64> {
+    let v = text.trim().strip_prefix("event=")?;
+    u64::from_str_radix(v.trim_start_matches("0x"), 16).ok()
+}
+
+/// Opens one counting event of PMU @pmu_type on @cpu, all tasks.
+fn open_event(pmu_type: u32, config: u64, cpu: usize) -> std::io::Result<OwnedFd> {
+    let attr = PerfEventAttr {
+        type_: pmu_type,
+        size: std::mem::size_of::<PerfEventAttr>() as u32,
+        config,
+        ..Default::default()
+    };
+    // SAFETY: attr outlives the call; the kernel reads `size` bytes of it.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_perf_event_open,
+            &attr as *const PerfEventAttr,
+            -1 as libc::pid_t,
+            cpu as libc::c_int,
+            -1 as libc::c_int,
+            PERF_FLAG_FD_CLOEXEC,
+        )
+    };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: a fresh fd that nothing else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) })
+}
+
+/// The aperf and mperf events of every CPU in @cpus.
+fn open_aperf_mperf(pmu: &Path, cpus: &[usize]) -> Result<Vec<(usize, OwnedFd, OwnedFd)>> {
+    let read =
+        |f: &str| fs::read_to_string(pmu.join(f)).with_context(|| format!("{}/{f}", pmu.display()));
+    let pmu_type: u32 = read("type")?.trim().parse().context("msr PMU type")?;
+    let (Some(aperf), Some(mperf)) = (
+        read("events/aperf").ok().and_then(|t| event_config(&t)),
+        read("events/mperf").ok().and_then(|t| event_config(&t)),
+    ) else {
+        bail!("the msr PMU has no aperf/mperf events (no APERFMPERF on this CPU, or a VM)");
+    };
+    cpus.iter()
+        .map(|&cpu| {
+            let a = open_event(pmu_type, aperf, cpu)
+                .with_context(|| format!("opening aperf on CPU {cpu}"))?;
+            let m = open_event(pmu_type, mperf, cpu)
+                .with_context(|| format!("opening mperf on CPU {cpu}"))?;
+            Ok((cpu, a, m))
+        })
+        .collect()
+}
+
+impl FreqSource {
+    /// The best source this machine has for @cpus.
+    pub fn choose(table: &FreqTable, cpus: &[usize], inject: bool) -> FreqSource {
+        if inject {
+            return FreqSource {
+                kind: SourceKind::Inject,
+                events: Vec::new(),
+                summary: "frequency source: inject (test only: APERF/MPERF values come from the freq_inject map)".into(),
+            };
+        }
+        let mut passed = Vec::new();
+        let pmu = Path::new(MSR_PMU);
+        if table.base_mhz.is_none() {
+            passed.push("aperf: the base frequency (MPERF's rate) is unknown".to_string());
+        } else if !pmu.is_dir() {
+            passed.push(format!("aperf: no msr PMU at {MSR_PMU}"));
+        } else {
+            match open_aperf_mperf(pmu, cpus) {
+                Ok(events) => {
+                    return FreqSource {
+                        kind: SourceKind::Aperf,
+                        events,
+                        summary:
+                            "frequency source: aperf (APERF/MPERF perf events, read every tick)"
+                                .into(),
+                    };
+                }
+                Err(e) => passed.push(format!("aperf: {e:#}")),
+            }
+        }
+        let cpufreq = Path::new("/sys/devices/system/cpu/cpu0/cpufreq");
+        if !cpufreq.is_dir() {
+            passed.push("cpuperf: no cpufreq driver, so the kernel has no frequency ratio".into());
+        } else if table.kernel_ref_mhz.is_none() {
+            passed.push("cpuperf: cpuinfo_max_freq is unreadable".into());
+        } else {
+            return FreqSource {
+                kind: SourceKind::Cpuperf,
+                events: Vec::new(),
+                summary: format!(
+                    "frequency source: cpuperf (scx_bpf_cpuperf_cur(), rescaled); passed over {}",
+                    passed.join("; ")
+                ),
+            };
+        }
+        FreqSource {
+            kind: SourceKind::None,
+            events: Vec::new(),
+            summary: format!(
+                "frequency source: none, utilization is NOT frequency-invariant (ratio fixed at 1024): {}",
+                passed.join("; ")
+            ),
+        }
+    }
+
+    /// Puts the events in the BPF perf event arrays, slot = CPU.
+    pub fn install(
+        &self,
+        aperf_map: &impl libbpf_rs::MapCore,
+        mperf_map: &impl libbpf_rs::MapCore,
+    ) -> Result<()> {
+        for (cpu, a, m) in &self.events {
+            let key = (*cpu as u32).to_ne_bytes();
+            aperf_map
+                .update(
+                    &key,
+                    &(a.as_raw_fd() as u32).to_ne_bytes(),
+                    libbpf_rs::MapFlags::ANY,
+                )
+                .with_context(|| format!("installing CPU {cpu}'s aperf event"))?;
+            mperf_map
+                .update(
+                    &key,
+                    &(m.as_raw_fd() as u32).to_ne_bytes(),
+                    libbpf_rs::MapFlags::ANY,
+                )
+                .with_context(|| format!("installing CPU {cpu}'s mperf event"))?;
+        }
+        Ok(())
+    }
+}
