@@ -31,12 +31,25 @@ if [[ $have != *"$BPFLAND_VERSION"* ]]; then
 	cargo install -q --locked "scx_bpfland@$BPFLAND_VERSION" --root "$CACHE/peers"
 fi
 
+# scx_cadence as it was before utilization tracking (issue 4): the same
+# scheduler without PELT, frequency reads or update_idle(), so the table
+# shows what tracking costs per callback. Built once from git history.
+BASE_COMMIT=2226738
+base=$CACHE/base-$BASE_COMMIT
+if [ ! -x "$base/target/release/scx_cadence" ]; then
+	echo "bench: building scx_cadence at $BASE_COMMIT, the base without util tracking (once)"
+	rm -rf "$base/src" && mkdir -p "$base/src"
+	git -C "$ROOT" archive "$BASE_COMMIT" | tar -x -C "$base/src"
+	cargo build -q --release --locked --manifest-path "$base/src/Cargo.toml" --target-dir "$base/target"
+fi
+
 cpus=4
 out=$ROOT/bench/out/$(date +%Y%m%d-%H%M%S)
 mkdir -p "$out"
 "$ROOT/tests/vm/boot.sh" --cpus $cpus --memory 2G --out "$out" -- \
 	bash "$ROOT/bench/guest.sh" "$rounds" eevdf \
 	"scx_cadence=$ROOT/target/release/scx_cadence" \
+	"scx_cadence_base=$base/target/release/scx_cadence" \
 	"scx_bpfland=$bpfland"
 
 date=$(date +%Y-%m-%d)
@@ -52,7 +65,8 @@ result=$ROOT/bench/results/$date-$(git -C "$ROOT" rev-parse --short HEAD).md
 	echo "  $(free -g | awk '/Mem:/ { print $2 }') GiB, $(. /etc/os-release && echo "$PRETTY_NAME"), kernel $(uname -r)."
 	echo "- Guest: QEMU TCG on one host thread (no KVM), $cpus vCPUs, 2 GiB, Debian kernel $SCX_CADENCE_KERNEL_VERSION,"
 	echo "  virtme-ng with the host's root file system."
-	echo "- Peers: scx_bpfland $BPFLAND_VERSION from crates.io, default options."
+	echo "- Peers: scx_bpfland $BPFLAND_VERSION from crates.io, default options;"
+	echo "  scx_cadence_base is scx_cadence at $BASE_COMMIT, before utilization tracking."
 	echo
 	echo "Medians; in parentheses the ratio to EEVDF's median (lower is better)."
 	echo

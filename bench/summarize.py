@@ -70,6 +70,13 @@ def main(raw_path, bpf_path):
         totals[sched][1] += cnt
     for sched, (ns, cnt) in sorted(totals.items()):
         print(f"| {sched} | **all callbacks** | {cnt} | **{ns / cnt:.0f}** |")
+    mean = {s: ns / cnt for s, (ns, cnt) in totals.items() if cnt}
+    if "scx_cadence" in mean:
+        print()
+        for other in ("scx_bpfland", "scx_cadence_base"):
+            if other in mean:
+                print(f"scx_cadence's mean cost per callback: "
+                      f"{mean['scx_cadence'] / mean[other]:.2f}x {other}'s.")
 
 
 if __name__ == "__main__":

@@ -117,3 +117,42 @@ fn kernel_without_sched_ext_is_refused_in_one_line() {
         "{lines:?}"
     );
 }
+
+#[test]
+fn unknown_freq_max_lists_the_valid_spellings() {
+    let line = refused(&["--freq-max", "warp"]);
+    assert!(line.contains("unknown freq_max `warp`"), "{line}");
+    assert!(
+        line.contains("auto, 1c..255c (N-core turbo), base, max or a frequency in MHz"),
+        "{line}"
+    );
+}
+
+/// No machine lists a turbo ratio for 255 active cores, so 255c is refused
+/// everywhere, before the kernel is touched, with this machine's choices.
+#[test]
+fn unavailable_freq_max_lists_this_machines_choices() {
+    let line = refused(&["--freq-max", "255c"]);
+    assert!(
+        line.contains(
+            "freq_max `255c` is not available on this machine: the choices here are auto"
+        ),
+        "{line}"
+    );
+}
+
+#[test]
+fn freq_max_list_shows_sources_choices_and_the_choice_in_force() {
+    let out = scx_cadence(&["freq-max", "--list", "--policy", "balanced"]);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    for part in [
+        "Frequencies found (MHz):",
+        "Sources:",
+        "cpufreq",
+        "Choices: auto",
+        "In force: freq_max = auto",
+    ] {
+        assert!(text.contains(part), "{part} missing in {text}");
+    }
+}

@@ -121,9 +121,11 @@ case_pinned_maps() {
 	start_sched "$VM_OUT/pins.sched.log" || return 1
 	local map field dumpf
 	for spec in \
-		"policy:generation slice_max_ns slice_min_ns slice_lag_ns idle_core_first" \
+		"policy:generation slice_max_ns slice_min_ns slice_lag_ns idle_core_first freq_max_ratio cpuperf_scale freq_max_mhz" \
 		"policy_state:generation" \
 		"policy_cpu:seq generation slice_max_ns idle_core_first" \
+		"cpu_util:clock_pelt lost_idle_time clock_task util_avg runnable_avg freq_scale freq_source cpu_cap freq_ticks freq_clamped freq_errors busy" \
+		"freq_inject:aperf mperf" \
 		"cpu_stats:select_prev_core select_busy enq_pinned enq_idle enq_llc dispatch_cpu dispatch_llc dispatch_steal dispatch_keep tick_preempt policy_refresh"; do
 		map=${spec%%:*}
 		dumpf=$VM_OUT/pins.$map.json
@@ -152,7 +154,7 @@ case_pinned_maps() {
 	wait_state disabled 10 || fail "state $(sched_state) after kill -9" || return 1
 	[ -e $PIN_DIR/policy ] || fail "kill -9 left no pins (nothing to test)" || return 1
 	start_sched "$VM_OUT/pins4.sched.log" || return 1
-	grep -q 'removed 4 stale pins' "$VM_OUT/pins4.sched.log" || fail "stale pins not reported" || return 1
+	grep -q 'removed 7 stale pins' "$VM_OUT/pins4.sched.log" || fail "stale pins not reported" || return 1
 	[ "$(bpf_generation)" = 1 ] || fail "pins do not show the new instance" || return 1
 	stop_sched
 

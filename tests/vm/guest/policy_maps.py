@@ -87,5 +87,12 @@ def expected_bpf(policy_toml: str) -> dict:
         "slice_min_ns": p["slice"]["min_us"] * 1000,
         "slice_lag_ns": p["slice"]["lag_us"] * 1000,
         "idle_core_first": int(p["placement"]["idle_core_first"]),
-        "__reserved": 0,
+        **expected_freq(p["freq"]["max"]),
     }
+
+
+def expected_freq(choice: str) -> dict:
+    """The VM has no MSRs, CPPC or cpufreq: only `auto` resolves, to no
+    frequency, which leaves both ratios at 1024 and freq_max_mhz 0."""
+    assert choice == "auto", f"freq.max {choice} cannot be had in the VM"
+    return {"freq_max_ratio": 1024, "cpuperf_scale": 1024, "freq_max_mhz": 0}

@@ -18,9 +18,11 @@ case_util_source_none_and_views() {
 	local util
 	util=$(awk -v p="$pid" '$1 == p { print $3 }' $PIN_DIR/tasks)
 	echo "hog util_avg in $PIN_DIR/tasks: $util"
+	"$SCHED" stats --format json >"$VM_OUT/util_none.json"
+	local rc=$?
 	kill "$pid"
 	[ -n "$util" ] && [ "$util" -ge 900 ] || fail "a CPU hog's util is '$util', not near 1024" || return 1
-	"$SCHED" stats --format json >"$VM_OUT/util_none.json" || fail "stats failed" || return 1
+	[ $rc -eq 0 ] || fail "stats failed" || return 1
 	python3 - "$VM_OUT/util_none.json" <<'PY' || { fail "stats do not report the source and util"; return 1; }
 import json, sys
 m = json.load(open(sys.argv[1]))
@@ -41,7 +43,7 @@ case_util_inject_follows_invariance() {
 	local log=$VM_OUT/util_inject.sched.log
 	start_sched "$log" --test-freq-inject 1000 --freq-max 1000 || return 1
 	grep -q "frequency source: inject" "$log" || fail "inject source not reported" || return 1
-	python3 "$GUEST/util_inject.py" $PIN_DIR || fail "utilization did not follow the injected frequency" || return 1
+	python3 "$GUEST/util_inject.py" $PIN_DIR "$SCHED" || fail "utilization did not follow the injected frequency" || return 1
 	stop_sched
 }
 

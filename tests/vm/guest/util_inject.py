@@ -6,7 +6,7 @@ injected ratio: at ratio 512 (500 MHz) the same wall-clock duty cycle is
 half the work, so util halves. Then APERF running at twice MPERF (above
 freq_max) must be clamped to 1024 and counted.
 
-Usage: util_inject.py PIN_DIR"""
+Usage: util_inject.py PIN_DIR SCHED"""
 
 import subprocess
 import sys
@@ -14,6 +14,7 @@ import threading
 import time
 
 PIN_DIR = sys.argv[1]
+SCHED = sys.argv[2]
 CPU = 1
 # MPERF counts per injection: any size works; only the APERF/MPERF ratio
 # matters to the formula.
@@ -108,6 +109,19 @@ def main() -> int:
         if not 0.35 <= half / full <= 0.65:
             print("FAIL: util did not follow the frequency ratio")
             failed = True
+
+        # freq_max is hot-swappable: at APERF = MPERF (1000 MHz), freq_max
+        # 2000 MHz makes the ratio 512; back at 1000 it is 1024 again.
+        inj.ratio = 1.0
+        for mhz, want in ((2000, 512), (1000, 1024)):
+            subprocess.run([SCHED, "ctl", "set", f"freq.max={mhz}"], check=True,
+                           stdout=subprocess.DEVNULL)
+            time.sleep(0.5)
+            got = cpu_util_entry(CPU)["freq_scale"]
+            print(f"ctl set freq.max={mhz}: freq_scale {got} (expected {want})")
+            if got != want:
+                print("FAIL: a hot-swapped freq_max did not change the ratio")
+                failed = True
 
         clamped0 = cpu_util_entry(CPU)["freq_clamped"]
         inj.ratio = 2.0
