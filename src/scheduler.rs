@@ -132,21 +132,8 @@ impl<'a> Scheduler<'a> {
 
     /// Each online CPU's counters and policy generation.
     fn cpu_metrics(&self) -> Result<BTreeMap<u32, CpuMetrics>> {
-        let key = 0u32.to_ne_bytes();
-        let stats = self
-            .skel
-            .maps
-            .cpu_stats
-            .lookup_percpu(&key, MapFlags::ANY)
-            .context("reading cpu_stats")?
-            .unwrap_or_default();
-        let copies = self
-            .skel
-            .maps
-            .policy_cpu
-            .lookup_percpu(&key, MapFlags::ANY)
-            .context("reading policy_cpu")?
-            .unwrap_or_default();
+        let stats = read_percpu(&self.skel.maps.cpu_stats, "cpu_stats")?;
+        let copies = read_percpu(&self.skel.maps.policy_cpu, "policy_cpu")?;
         let mut out = BTreeMap::new();
         for &(cpu, _) in &self.llcs.cpu_llc {
             let Some(raw) = stats.get(cpu).and_then(|r| stats::parse_raw(r)) else {
@@ -162,14 +149,7 @@ impl<'a> Scheduler<'a> {
 
     /// Each online CPU's utilization and frequency ratio.
     fn cpu_util(&self) -> Result<BTreeMap<u32, CpuUtil>> {
-        let key = 0u32.to_ne_bytes();
-        let util = self
-            .skel
-            .maps
-            .cpu_util
-            .lookup_percpu(&key, MapFlags::ANY)
-            .context("reading cpu_util")?
-            .unwrap_or_default();
+        let util = read_percpu(&self.skel.maps.cpu_util, "cpu_util")?;
         Ok(self
             .llcs
             .cpu_llc
@@ -239,6 +219,14 @@ impl<'a> Scheduler<'a> {
 }
 
 /// The generation held in one CPU's raw `policy_cpu` value (0 if unreadable).
+/// Every CPU's copy of the one element of the per-CPU array @map.
+fn read_percpu(map: &impl MapCore, name: &str) -> Result<Vec<Vec<u8>>> {
+    Ok(map
+        .lookup_percpu(&0u32.to_ne_bytes(), MapFlags::ANY)
+        .with_context(|| format!("reading {name}"))?
+        .unwrap_or_default())
+}
+
 fn copy_generation(raw: Option<&Vec<u8>>) -> u64 {
     let off = std::mem::offset_of!(bpf_intf::cadence_policy_cpu, generation);
     raw.and_then(|r| r.get(off..off + 8))

@@ -55,13 +55,8 @@ impl Live {
     /// Writes the policy in force into the BPF maps (at load, and again after
     /// a hotplug re-attach, which starts with fresh maps).
     pub fn write(&self, slot_map: &impl MapCore, state_map: &impl MapCore) -> Result<()> {
-        write_maps(
-            slot_map,
-            state_map,
-            &self.current,
-            self.generation,
-            &self.freq,
-        )
+        let policy = self.current.policy.to_bpf(&self.freq)?;
+        write_maps(slot_map, state_map, policy, self.generation)
     }
 
     /// Puts @next in force as the next generation; on error nothing changes.
@@ -73,16 +68,10 @@ impl Live {
     ) -> Result<u64> {
         let generation = self.generation + 1;
         // A freq.max this machine lacks is refused before anything is written.
-        next.policy.to_bpf(&self.freq)?;
-        if let Err(e) = write_maps(slot_map, state_map, &next, generation, &self.freq) {
+        let policy = next.policy.to_bpf(&self.freq)?;
+        if let Err(e) = write_maps(slot_map, state_map, policy, generation) {
             // Put the old slot back; its generation is still the one in force.
-            let _ = write_maps(
-                slot_map,
-                state_map,
-                &self.current,
-                self.generation,
-                &self.freq,
-            );
+            let _ = self.write(slot_map, state_map);
             return Err(e);
         }
         self.current = next;
@@ -147,16 +136,15 @@ impl Live {
 fn write_maps(
     slot_map: &impl MapCore,
     state_map: &impl MapCore,
-    named: &Named,
+    policy: bpf_intf::cadence_policy,
     generation: u64,
-    freq: &FreqTable,
 ) -> Result<()> {
     let key = 0u32.to_ne_bytes();
     let slot = bpf_intf::cadence_policy_slot {
         lock: bpf_intf::bpf_spin_lock { val: 0 },
         __pad: 0,
         generation,
-        policy: named.policy.to_bpf(freq)?,
+        policy,
     };
     slot_map
         .update(&key, as_bytes(&slot), MapFlags::LOCK)

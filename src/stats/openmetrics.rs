@@ -7,7 +7,7 @@ use std::io::Write;
 use anyhow::Result;
 
 use super::util::UTIL_COUNTERS;
-use super::{CpuMetrics, Metrics};
+use super::{CpuMetrics, CpuUtil, Metrics};
 
 /// Prefix of every metric family name.
 const PREFIX: &str = "scx_cadence";
@@ -80,23 +80,24 @@ pub fn write_openmetrics<W: Write>(m: &Metrics, w: &mut W) -> Result<()> {
             writeln!(w, "{PREFIX}_{name}_total{{cpu=\"{id}\"}} {}", values[i])?;
         }
     }
-    family(
-        w,
-        "cpu_util_avg",
-        "gauge",
-        "Frequency-invariant PELT util_avg of each CPU (1024 = busy at freq_max)",
-    )?;
-    for (id, u) in &m.cpu_util {
-        writeln!(w, "{PREFIX}_cpu_util_avg{{cpu=\"{id}\"}} {}", u.util_avg)?;
-    }
-    family(
-        w,
-        "freq_scale",
-        "gauge",
-        "Frequency ratio at the last tick, 1024 = freq_max",
-    )?;
-    for (id, u) in &m.cpu_util {
-        writeln!(w, "{PREFIX}_freq_scale{{cpu=\"{id}\"}} {}", u.freq_scale)?;
+    type Gauge = fn(&CpuUtil) -> u64;
+    let gauges: [(&str, &str, Gauge); 2] = [
+        (
+            "cpu_util_avg",
+            "Frequency-invariant PELT util_avg of each CPU (1024 = busy at freq_max)",
+            |u| u.util_avg,
+        ),
+        (
+            "freq_scale",
+            "Frequency ratio at the last tick, 1024 = freq_max",
+            |u| u.freq_scale,
+        ),
+    ];
+    for (name, help, value) in gauges {
+        family(w, name, "gauge", help)?;
+        for (id, u) in &m.cpu_util {
+            writeln!(w, "{PREFIX}_{name}{{cpu=\"{id}\"}} {}", value(u))?;
+        }
     }
     family(
         w,
@@ -143,7 +144,16 @@ mod tests {
             policy_generation: 3,
             ..Default::default()
         };
-        let mut m = Metrics::new(BTreeMap::from([(0, cpu(5)), (2, cpu(9))]), 1, 0);
+        let util = |u, clamped| CpuUtil {
+            util_avg: u,
+            freq_scale: 512,
+            freq_source: "aperf".into(),
+            freq_ticks: 100,
+            freq_clamped: clamped,
+            freq_errors: 0,
+        };
+        let mut m = Metrics::new(BTreeMap::from([(0, cpu(5)), (2, cpu(9))]), 1, 0)
+            .with_util(BTreeMap::from([(0, util(300, 4)), (2, util(700, 0))]));
         m.policy = "my \"odd\" policy".into();
         m.policy_generation = 3;
         m
@@ -186,5 +196,19 @@ mod tests {
         assert!(text.contains("# TYPE scx_cadence_enq_idle counter\n"));
         assert!(text.contains(r#"scx_cadence_policy_info{name="my \"odd\" policy"} 1"#));
         assert!(text.contains("scx_cadence_policy_generation 3\n"));
+    }
+
+    #[test]
+    fn util_gauges_source_and_tick_counters_are_per_cpu() {
+        let text = exposition(&sample());
+        for line in [
+            "scx_cadence_cpu_util_avg{cpu=\"2\"} 700\n",
+            "scx_cadence_freq_scale{cpu=\"0\"} 512\n",
+            "scx_cadence_freq_source_info{cpu=\"0\",source=\"aperf\"} 1\n",
+            "scx_cadence_freq_clamped_total{cpu=\"0\"} 4\n",
+            "# TYPE scx_cadence_cpu_util_avg gauge\n",
+        ] {
+            assert!(text.contains(line), "{line} missing in {text}");
+        }
     }
 }
