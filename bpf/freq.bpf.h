@@ -9,12 +9,12 @@
  * every CPU and puts them in aperf_events/mperf_events; ops.tick() reads
  * them on the local CPU with bpf_perf_event_read_value(). The helper is
  * called from the struct_ops program itself, not from a separate tick
- * program: the 2025 change "bpf: Allow some trace helpers for all prog
- * types" put it in bpf_base_func_proto(), which sched_ext programs get,
- * and the 7.2 test kernel's verifier accepts the call in ops.tick() (the
- * scheduler loads there). A kernel whose verifier refuses it cannot load
- * this scheduler at all. The formula is the kernel's per-tick one
- * (arch/x86/kernel/cpu/aperfmperf.c, scale_freq_tick()).
+ * program: since a 2025 change made for sched_ext schedulers,
+ * bpf_base_func_proto(), which sched_ext programs get, returns
+ * bpf_get_perf_event_read_value_proto() for it, and the 7.2 test kernel's
+ * verifier accepts the call in ops.tick() (the scheduler loads there). A
+ * kernel whose verifier refuses it cannot load this scheduler at all. The formula is the kernel's
+ * per-tick one (arch/x86/kernel/cpu/aperfmperf.c, scale_freq_tick()).
  *
  * cpuperf: scx_bpf_cpuperf_cur() is the kernel's own ratio against its own
  * reference frequency; it is rescaled to freq_max.
