@@ -13,8 +13,9 @@
  * bpf_base_func_proto(), which sched_ext programs get, returns
  * bpf_get_perf_event_read_value_proto() for it, and the 7.2 test kernel's
  * verifier accepts the call in ops.tick() (the scheduler loads there). A
- * kernel whose verifier refuses it cannot load this scheduler at all. The formula is the kernel's
- * per-tick one (arch/x86/kernel/cpu/aperfmperf.c, scale_freq_tick()).
+ * kernel whose verifier refuses it cannot load this scheduler at all.
+ * The formula is the kernel's per-tick one (arch/x86/kernel/cpu/
+ * aperfmperf.c, scale_freq_tick()).
  *
  * cpuperf: scx_bpf_cpuperf_cur() is the kernel's own ratio against its own
  * reference frequency; it is rescaled to freq_max.
