@@ -108,13 +108,16 @@ impl Metrics {
     pub fn format<W: Write>(&self, w: &mut W, per_cpu: bool) -> Result<()> {
         writeln!(
             w,
-            "[scx_cadence] cpus {} llcs {} restarts {} policy {} (gen {}) freq_max {} MHz | {} | {}",
+            "[scx_cadence] cpus {} llcs {} restarts {} policy {} (gen {}) freq_max {} | {} | {}",
             self.nr_cpus,
             self.nr_llcs,
             self.nr_restarts,
             self.policy,
             self.policy_generation,
-            self.freq_max_mhz,
+            match self.freq_max_mhz {
+                0 => "unknown".to_string(),
+                mhz => format!("{mhz} MHz"),
+            },
             self.util.format(),
             cpu::format_counters(&self.total)
         )?;
@@ -248,7 +251,7 @@ mod tests {
         let first = text.lines().next().unwrap();
         for part in [
             "cpus 2",
-            "policy balanced (gen 2)",
+            "policy balanced (gen 2) freq_max unknown",
             "wake:",
             "enq:",
             "dsp:",
