@@ -118,7 +118,6 @@ static __always_inline void freq_tick(struct cadence_cpu_util *cu, s32 cpu,
 	u64 aperf, mperf, acnt, mcnt, cur;
 	bool first;
 
-	cu->freq_source = freq_source;
 	switch (freq_source) {
 	case CADENCE_FREQ_APERF:
 	case CADENCE_FREQ_INJECT:

@@ -223,9 +223,7 @@ void BPF_STRUCT_OPS(cadence_stopping, struct task_struct *p, bool runnable)
 	if (!tctx)
 		return;
 	charge_vtime(p, tctx, now);
-	util_ran(p, tctx, cpu, now);
-	if (!runnable)
-		util_sleeping(tctx, cpu);
+	util_stopping(p, tctx, cpu, now, runnable);
 }
 
 void BPF_STRUCT_OPS(cadence_tick, struct task_struct *p)

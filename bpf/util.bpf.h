@@ -109,23 +109,24 @@ static __always_inline void util_running(struct task_struct *p, struct task_ctx 
 	task_util_advance(p, tu, cu, cpu, now, pelt_now, true, false);
 }
 
-/* ops.tick() and ops.stopping(): @p ran on this CPU until now. */
-static __always_inline void util_ran(struct task_struct *p, struct task_ctx *tctx, s32 cpu, u64 now)
+/* @p ran on this CPU (@cu) until @now. */
+static __always_inline void util_ran(struct task_struct *p, struct task_ctx *tctx,
+				     struct cadence_cpu_util *cu, s32 cpu, u64 now)
+{
+	cpu_util_advance(cu, now);
+	task_util_advance(p, &tctx->util, cu, cpu, now, pelt_clock_now(&cu->clock), true, true);
+}
+
+/* ops.stopping(): @p ran until now; if it sleeps, one more util_est sample. */
+static __always_inline void util_stopping(struct task_struct *p, struct task_ctx *tctx, s32 cpu,
+					  u64 now, bool runnable)
 {
 	struct cadence_cpu_util *cu = this_cpu_util(cpu);
 
 	if (!cu)
 		return;
-	cpu_util_advance(cu, now);
-	task_util_advance(p, &tctx->util, cu, cpu, now, pelt_clock_now(&cu->clock), true, true);
-}
-
-/* ops.stopping() of a task that sleeps: one more util_est sample. */
-static __always_inline void util_sleeping(struct task_ctx *tctx, s32 cpu)
-{
-	struct cadence_cpu_util *cu = this_cpu_util(cpu);
-
-	if (cu)
+	util_ran(p, tctx, cu, cpu, now);
+	if (!runnable)
 		pelt_util_est_update(&tctx->util.avg, cu->cpu_cap);
 }
 
@@ -139,7 +140,7 @@ static __always_inline void util_tick(struct task_struct *p, struct task_ctx *tc
 		return;
 	freq_tick(cu, cpu, pol);
 	cu->cpu_cap = scx_bpf_cpuperf_cap(cpu);
-	util_ran(p, tctx, cpu, scx_bpf_now());
+	util_ran(p, tctx, cu, cpu, scx_bpf_now());
 }
 
 /* ops.update_idle(): the CPU goes idle (busy until now) or wakes. */

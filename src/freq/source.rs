@@ -192,27 +192,14 @@ impl FreqSource {
     }
 
     /// Puts the events in the BPF perf event arrays, slot = CPU.
-    pub fn install(
-        &self,
-        aperf_map: &impl libbpf_rs::MapCore,
-        mperf_map: &impl libbpf_rs::MapCore,
-    ) -> Result<()> {
+    pub fn install<M: libbpf_rs::MapCore>(&self, aperf_map: &M, mperf_map: &M) -> Result<()> {
         for (cpu, a, m) in &self.events {
             let key = (*cpu as u32).to_ne_bytes();
-            aperf_map
-                .update(
-                    &key,
-                    &(a.as_raw_fd() as u32).to_ne_bytes(),
-                    libbpf_rs::MapFlags::ANY,
-                )
-                .with_context(|| format!("installing CPU {cpu}'s aperf event"))?;
-            mperf_map
-                .update(
-                    &key,
-                    &(m.as_raw_fd() as u32).to_ne_bytes(),
-                    libbpf_rs::MapFlags::ANY,
-                )
-                .with_context(|| format!("installing CPU {cpu}'s mperf event"))?;
+            for (map, event, name) in [(aperf_map, a, "aperf"), (mperf_map, m, "mperf")] {
+                let fd = (event.as_raw_fd() as u32).to_ne_bytes();
+                map.update(&key, &fd, libbpf_rs::MapFlags::ANY)
+                    .with_context(|| format!("installing CPU {cpu}'s {name} event"))?;
+            }
         }
         Ok(())
     }
