@@ -7,7 +7,7 @@
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Stdio};
 
 use super::table::FreqTable;
 
@@ -83,7 +83,13 @@ pub(super) fn read_intel(t: &mut FreqTable) {
     };
     let dev = Path::new("/dev/cpu/0/msr");
     if !dev.exists() {
-        let _ = Command::new("modprobe").arg("msr").status();
+        // Quietly: where the module does not exist, the note below says
+        // what is missing, in the loader's own words.
+        let _ = Command::new("modprobe")
+            .arg("msr")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
     }
     let file = match File::open(dev) {
         Ok(f) => f,
