@@ -1,5 +1,5 @@
 // Compiles bpf/ into the scheduler's skeleton (OUT_DIR/bpf_skel.rs), the
-// test-only PELT programs into OUT_DIR/pelt_test_skel.rs, and turns
+// test-only PELT and perf programs into OUT_DIR/{pelt,perf}_test_skel.rs, and turns
 // bpf/intf.h into Rust bindings (OUT_DIR/bpf_intf.rs). scx_cargo ships the
 // sched_ext headers and vmlinux.h. It runs $BPF_CLANG (default `clang`),
 // which must be clang >= 16: on Debian 12, `export BPF_CLANG=clang-19`.
@@ -20,4 +20,10 @@ fn main() {
         .enable_skel("bpf/pelt_test.bpf.c", "pelt_test")
         .build()
         .expect("building the BPF PELT test programs failed");
+    // The same for bpf/perf_policy.bpf.h, the cpufreq target and deadband.
+    scx_cargo::BpfBuilder::new()
+        .expect(NO_CLANG)
+        .enable_skel("bpf/perf_test.bpf.c", "perf_test")
+        .build()
+        .expect("building the BPF perf test program failed");
 }

@@ -67,6 +67,11 @@ struct task_ctx {
 	u64 run_start;
 	/* Utilization (util.bpf.h). */
 	struct cadence_task_util util;
+	/*
+	 * Woke from iowait and not yet run (cpufreq.bpf.h); recorded only
+	 * while the policy's legacy iowait boost is on.
+	 */
+	bool iowait_wake;
 };
 
 struct {

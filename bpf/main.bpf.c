@@ -33,6 +33,13 @@
  * per-CPU ratio that ops.tick() reads from APERF/MPERF (or the kernel's
  * cpuperf); update_idle() tells each CPU's PELT clock when it idles.
  *
+ * cpufreq hints (cpufreq.bpf.h, perf_policy.bpf.h). ops.running() and
+ * ops.tick() turn the local CPU's invariant util into a perf target with
+ * the policy's headroom, pass it through the deadband (floor, hysteresis,
+ * down hold, rate limit) and hand what survives to scx_bpf_cpuperf_set().
+ * iowait is no input, unless the policy's legacy switch emulates
+ * schedutil's boost for comparison.
+ *
  * Policy (policy.bpf.h). Every tunable lives in one policy map that the
  * loader can replace while the scheduler runs; each callback works with one
  * snapshot of it, never a mix of two.
@@ -52,6 +59,7 @@
 #include "pelt.bpf.h"
 #include "freq.bpf.h"
 #include "util.bpf.h"
+#include "cpufreq.bpf.h"
 #include "task_view.bpf.h"
 
 char _license[] SEC("license") = "GPL";
@@ -200,18 +208,28 @@ void BPF_STRUCT_OPS(cadence_runnable, struct task_struct *p, u64 enq_flags)
 	util_runnable(tctx, scx_bpf_now());
 	policy_snapshot(&pol);
 	clamp_sleeper_vtime(&pol, tctx);
+	cpufreq_runnable(p, tctx, &pol, enq_flags);
 }
 
 void BPF_STRUCT_OPS(cadence_running, struct task_struct *p)
 {
 	struct task_ctx *tctx = lookup_task_ctx(p);
+	struct cadence_cpu_util *cu;
+	struct cadence_policy pol;
 	u64 now = scx_bpf_now();
+	bool iowait;
 
 	if (!tctx)
 		return;
 	tctx->charged_at = now;
 	tctx->run_start = now;
-	util_running(p, tctx, scx_bpf_task_cpu(p), now);
+	cu = util_running(p, tctx, scx_bpf_task_cpu(p), now);
+	if (!cu)
+		return;
+	policy_snapshot(&pol);
+	iowait = tctx->iowait_wake;
+	tctx->iowait_wake = false;
+	cpufreq_update(p, tctx, cu, &pol, iowait, now);
 }
 
 void BPF_STRUCT_OPS(cadence_stopping, struct task_struct *p, bool runnable)
@@ -230,17 +248,21 @@ void BPF_STRUCT_OPS(cadence_tick, struct task_struct *p)
 {
 	struct task_ctx *tctx = lookup_task_ctx(p);
 	s32 cpu = scx_bpf_task_cpu(p);
+	struct cadence_cpu_util *cu;
 	struct cadence_policy pol;
+	u64 now = scx_bpf_now();
 
 	/* Every busy CPU picks up a policy change within one tick. */
 	policy_snapshot(&pol);
 	if (!tctx)
 		return;
-	util_tick(p, tctx, cpu, &pol);
+	cu = util_tick(p, tctx, cpu, &pol, now);
+	if (cu)
+		cpufreq_update(p, tctx, cu, &pol, false, now);
 	if (!nr_waiting(cpu))
 		return;
 	/* Others wait: end the slice once this task has had its share. */
-	if (scx_bpf_now() - tctx->run_start >= task_slice(&pol, p, cpu)) {
+	if (now - tctx->run_start >= task_slice(&pol, p, cpu)) {
 		scx_bpf_task_set_slice(p, 0);
 		stat_inc(tick_preempt);
 	}
@@ -306,6 +328,11 @@ void BPF_STRUCT_OPS(cadence_dump, struct scx_dump_ctx *dctx)
 		     "lag=%lluns idle_core_first=%u freq_max=%uMHz\n",
 		     vtime_now, nr_llcs, gen, pol.slice_min_ns, pol.slice_max_ns, pol.slice_lag_ns,
 		     pol.idle_core_first, pol.freq_max_mhz);
+	scx_bpf_dump("  cpufreq: mode=%u headroom=%u%% scale=%u floor_util=%u band=%u "
+		     "interval=%lluns down_hold=%lluns legacy_iowait_boost=%u\n",
+		     pol.perf_mode, pol.perf_headroom_pct, pol.perf_scale, pol.perf_floor_util,
+		     pol.perf_band, pol.perf_interval_ns, pol.perf_down_hold_ns,
+		     pol.perf_iowait_boost);
 	bpf_for (llc, 0, nr_llcs) {
 		scx_bpf_dump("  llc %u: cpus=%u queued=%d\n", llc, llc_cpus(llc),
 			     scx_bpf_dsq_nr_queued(llc_dsq(llc)));
@@ -316,6 +343,7 @@ void BPF_STRUCT_OPS(cadence_dump_cpu, struct scx_dump_ctx *dctx, s32 cpu, bool i
 {
 	s32 queued = scx_bpf_dsq_nr_queued(cpu_dsq(cpu));
 	struct cadence_cpu_util *cu;
+	struct cadence_cpu_perf *pc;
 	struct cadence_policy pol;
 	u32 zero = 0;
 	u64 gen;
@@ -330,6 +358,10 @@ void BPF_STRUCT_OPS(cadence_dump_cpu, struct scx_dump_ctx *dctx, s32 cpu, bool i
 	if (cu)
 		scx_bpf_dump("  util_avg=%llu freq_scale=%u source=%u cap=%u\n", cu->avg.util_avg,
 			     cu->freq_scale, cu->freq_source, cu->cpu_cap);
+	pc = bpf_map_lookup_percpu_elem(&cpu_perf, &zero, cpu);
+	if (pc)
+		scx_bpf_dump("  perf target=%u util=%u issued=%llu boost=%u\n", pc->target,
+			     pc->util, pc->issued, pc->boost);
 }
 
 void BPF_STRUCT_OPS(cadence_dump_task, struct scx_dump_ctx *dctx, struct task_struct *p)

@@ -86,16 +86,19 @@ static __always_inline void util_runnable(struct task_ctx *tctx, u64 now)
 	tctx->util.woke_at = now;
 }
 
-/* ops.running(): the CPU was idle or ran another task; @p waited or slept. */
-static __always_inline void util_running(struct task_struct *p, struct task_ctx *tctx, s32 cpu,
-					 u64 now)
+/*
+ * ops.running(): the CPU was idle or ran another task; @p waited or slept.
+ * Returns this CPU's util state, brought to @now (NULL if missing).
+ */
+static __always_inline struct cadence_cpu_util *
+util_running(struct task_struct *p, struct task_ctx *tctx, s32 cpu, u64 now)
 {
 	struct cadence_cpu_util *cu = this_cpu_util(cpu);
 	struct cadence_task_util *tu = &tctx->util;
 	u64 pelt_now, waited;
 
 	if (!cu)
-		return;
+		return NULL;
 	cpu_util_advance(cu, now);
 	cu->busy = 1;
 	pelt_now = pelt_clock_now(&cu->clock);
@@ -107,6 +110,7 @@ static __always_inline void util_running(struct task_struct *p, struct task_ctx 
 					  false);
 	}
 	task_util_advance(p, tu, cu, cpu, now, pelt_now, true, false);
+	return cu;
 }
 
 /* @p ran on this CPU (@cu) until @now. */
@@ -130,17 +134,22 @@ static __always_inline void util_stopping(struct task_struct *p, struct task_ctx
 		pelt_util_est_update(&tctx->util.avg, cu->cpu_cap);
 }
 
-/* ops.tick(): a new frequency ratio and capacity, then the signals. */
-static __always_inline void util_tick(struct task_struct *p, struct task_ctx *tctx, s32 cpu,
-				      const struct cadence_policy *pol)
+/*
+ * ops.tick(): a new frequency ratio and capacity, then the signals, to
+ * @now. Returns this CPU's util state (NULL if missing).
+ */
+static __always_inline struct cadence_cpu_util *util_tick(struct task_struct *p,
+							  struct task_ctx *tctx, s32 cpu,
+							  const struct cadence_policy *pol, u64 now)
 {
 	struct cadence_cpu_util *cu = this_cpu_util(cpu);
 
 	if (!cu)
-		return;
+		return NULL;
 	freq_tick(cu, cpu, pol);
 	cu->cpu_cap = scx_bpf_cpuperf_cap(cpu);
-	util_ran(p, tctx, cu, cpu, scx_bpf_now());
+	util_ran(p, tctx, cu, cpu, now);
+	return cu;
 }
 
 /* ops.update_idle(): the CPU goes idle (busy until now) or wakes. */

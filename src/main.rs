@@ -8,6 +8,7 @@ mod freq;
 mod instance;
 #[cfg(test)]
 mod pelt;
+mod perf;
 mod pins;
 mod policy;
 mod preflight;
@@ -101,6 +102,11 @@ pub struct RunOpts {
     /// frequency (MPERF's rate) were MHZ. For VMs, which have no APERF/MPERF.
     #[clap(long, value_name = "MHZ", hide = true)]
     pub test_freq_inject: Option<u32>,
+
+    /// Test only: cpufreq targets follow the util in the util_inject map
+    /// instead of PELT, so that VM tests can drive the deadband exactly.
+    #[clap(long, hide = true)]
+    pub test_util_inject: bool,
 
     /// Verbose output, including libbpf's messages.
     #[clap(short = 'v', long)]

@@ -23,7 +23,7 @@ use crate::freq::FreqSource;
 use crate::instance::{InstanceLock, LOCK_FILE};
 use crate::pins::Pins;
 use crate::policy::Live;
-use crate::stats::{self, CpuMetrics, CpuUtil, Metrics};
+use crate::stats::{self, CpuMetrics, CpuPerf, CpuUtil, Metrics};
 use crate::topology::LlcMap;
 
 pub const SCHEDULER_NAME: &str = "scx_cadence";
@@ -74,9 +74,16 @@ impl<'a> Scheduler<'a> {
         let cpus: Vec<usize> = llcs.cpu_llc.iter().map(|&(cpu, _)| cpu).collect();
         let freq_source = FreqSource::choose(live.freq(), &cpus, opts.test_freq_inject.is_some());
         info!("{}", freq_source.summary);
+        if let Some(note) = live.current().policy.note(live.freq()) {
+            warn!("{note}");
+        }
 
         let rodata = skel.maps.rodata_data.as_mut().unwrap();
         rodata.freq_source = freq_source.kind.to_bpf();
+        rodata.perf_util_inject = opts.test_util_inject;
+        if opts.test_util_inject {
+            warn!("test only: cpufreq targets follow util_inject, not PELT");
+        }
         rodata.nr_llcs = llcs.nr_llcs() as u32;
         for &(cpu, llc) in &llcs.cpu_llc {
             rodata.cpu_llc[cpu] = llc;
@@ -98,6 +105,8 @@ impl<'a> Scheduler<'a> {
             &mut skel.maps.cpu_stats,
             &mut skel.maps.cpu_util,
             &mut skel.maps.freq_inject,
+            &mut skel.maps.cpu_perf,
+            &mut skel.maps.util_inject,
         ] {
             pins.add(map)?;
         }
@@ -161,13 +170,28 @@ impl<'a> Scheduler<'a> {
             .collect())
     }
 
+    /// Each online CPU's cpufreq target and deadband counters.
+    fn cpu_perf(&self) -> Result<BTreeMap<u32, CpuPerf>> {
+        let perf = read_percpu(&self.skel.maps.cpu_perf, "cpu_perf")?;
+        Ok(self
+            .llcs
+            .cpu_llc
+            .iter()
+            .filter_map(|&(cpu, _)| {
+                let raw = stats::parse_raw_perf(perf.get(cpu)?)?;
+                Some((cpu as u32, CpuPerf::from_bpf(&raw)))
+            })
+            .collect())
+    }
+
     fn metrics(&self, live: &Live) -> Result<Metrics> {
         let mut m = Metrics::new(
             self.cpu_metrics()?,
             self.llcs.nr_llcs() as u64,
             self.nr_restarts,
         )
-        .with_util(self.cpu_util()?);
+        .with_util(self.cpu_util()?)
+        .with_perf(self.cpu_perf()?);
         m.policy = live.current().name.clone();
         m.policy_generation = live.generation();
         m.freq_max_mhz = live

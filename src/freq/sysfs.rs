@@ -51,8 +51,8 @@ pub(super) fn read_cppc(root: &Path, t: &mut FreqTable) {
 }
 
 /// cpufreq: cpuinfo_max_freq (kHz) is the highest frequency and the
-/// reference of the kernel's own ratio; base_frequency (intel_pstate) is
-/// the base.
+/// reference of the kernel's own ratio; cpuinfo_min_freq the lowest;
+/// base_frequency (intel_pstate) is the base.
 pub(super) fn read_cpufreq(root: &Path, t: &mut FreqTable) {
     let dir = root.join("devices/system/cpu/cpu0/cpufreq");
     if !dir.is_dir() {
@@ -73,6 +73,15 @@ pub(super) fn read_cpufreq(root: &Path, t: &mut FreqTable) {
             );
         }
         Err(e) => t.notes.push(format!("cpufreq: {e}")),
+    }
+    if let Ok(khz) = read_num(&dir.join("cpuinfo_min_freq")) {
+        FreqTable::offer(
+            &mut t.min_mhz,
+            (khz / 1000) as u32,
+            "min",
+            origin,
+            &mut t.notes,
+        );
     }
     if let Ok(khz) = read_num(&dir.join("base_frequency")) {
         FreqTable::offer(

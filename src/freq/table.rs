@@ -22,8 +22,11 @@ pub struct FreqTable {
     /// Highest frequency: 1C turbo, CPPC highest perf, or cpuinfo_max_freq.
     pub max_mhz: Option<u32>,
     /// The frequency the kernel's own ratio (scx_bpf_cpuperf_cur()) is
-    /// relative to: cpuinfo_max_freq.
+    /// relative to, and that schedutil maps a cpuperf target of 1024 to:
+    /// cpuinfo_max_freq.
     pub kernel_ref_mhz: Option<u32>,
+    /// Lowest frequency cpufreq will set: cpuinfo_min_freq.
+    pub min_mhz: Option<u32>,
     /// Where each value came from, and why a source gave nothing.
     pub notes: Vec<String>,
 }
@@ -52,10 +55,21 @@ impl Resolved {
         }
     }
 
+    /// freq_max / kernel reference x1024: turns util (relative to
+    /// freq_max) into a cpuperf target (relative to cpuinfo_max_freq);
+    /// 1024 when unknown.
+    pub fn perf_scale(&self, table: &FreqTable) -> u32 {
+        match (self.mhz, table.kernel_ref_mhz) {
+            (Some(m), Some(k)) if k > 0 => ((m as u64 * 1024) / k as u64) as u32,
+            _ => 1024,
+        }
+    }
+
     /// The policy's freq fields.
     pub fn fill(&self, table: &FreqTable, pol: &mut bpf_intf::cadence_policy) {
         pol.freq_max_ratio = self.freq_max_ratio(table);
         pol.cpuperf_scale = self.cpuperf_scale(table);
+        pol.perf_scale = self.perf_scale(table);
         pol.freq_max_mhz = self.mhz.unwrap_or(0);
     }
 }
@@ -123,6 +137,12 @@ impl FreqTable {
                 self.choices().join(", ")
             ),
         }
+    }
+
+    /// The lowest frequency, for the deadband's floor: cpuinfo_min_freq,
+    /// else the MSRs' maximum-efficiency frequency.
+    pub fn fmin_mhz(&self) -> Option<u32> {
+        self.min_mhz.or(self.efficiency_mhz)
     }
 
     /// Every choice that resolves here, with its MHz.

@@ -19,6 +19,7 @@ fn skylake() -> FreqTable {
         turbo_mhz: vec![3900, 3900, 3800, 3700],
         max_mhz: Some(3900),
         kernel_ref_mhz: None,
+        min_mhz: None,
         notes: vec!["fixture".into()],
     }
 }
@@ -110,9 +111,13 @@ fn sysfs_sources_and_their_failures() {
     let mut t = FreqTable::default();
     sysfs::read_cpufreq(&fixture("intel-pstate"), &mut t);
     assert_eq!(
-        (t.base_mhz, t.max_mhz, t.kernel_ref_mhz),
-        (Some(2100), Some(4900), Some(4900))
+        (t.base_mhz, t.max_mhz, t.kernel_ref_mhz, t.min_mhz),
+        (Some(2100), Some(4900), Some(4900), Some(800))
     );
+    assert_eq!(t.fmin_mhz(), Some(800));
+    // freq_max = base: util 1024 is 2100 MHz, a cpuperf target of 2100/4900.
+    let base = t.resolve(FreqMax::Base).unwrap();
+    assert_eq!(base.perf_scale(&t), 2100 * 1024 / 4900);
 
     let mut t = FreqTable::default();
     sysfs::read_cpufreq(&fixture("broken-cpufreq"), &mut t);

@@ -6,7 +6,7 @@
 
 use anyhow::{Context, Result};
 use libbpf_rs::{MapCore, MapFlags};
-use log::info;
+use log::{info, warn};
 
 use super::{Named, Source};
 use crate::bpf_intf;
@@ -73,6 +73,9 @@ impl Live {
             // Put the old slot back; its generation is still the one in force.
             let _ = self.write(slot_map, state_map);
             return Err(e);
+        }
+        if let Some(note) = next.policy.note(&self.freq) {
+            warn!("{note}");
         }
         self.current = next;
         self.generation = generation;

@@ -5,6 +5,7 @@
 //! a message naming the field, the value and what is allowed (schema.rs).
 //! Three presets ship inside the binary (presets/).
 
+mod cpufreq;
 mod live;
 mod schema;
 
@@ -13,6 +14,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 
+pub use cpufreq::Cpufreq;
 pub use live::Live;
 pub use schema::FIELDS;
 
@@ -50,6 +52,7 @@ pub struct Policy {
     pub slice: Slice,
     pub placement: Placement,
     pub freq: Freq,
+    pub cpufreq: Cpufreq,
 }
 
 /// The presets that ship with the scheduler: (name, TOML text).
@@ -158,17 +161,23 @@ impl Policy {
     /// freq_max resolved against this machine's frequencies; an error names
     /// the choices the machine has.
     pub fn to_bpf(&self, freq: &FreqTable) -> Result<bpf_intf::cadence_policy> {
-        let mut pol = bpf_intf::cadence_policy {
-            slice_max_ns: self.slice.max_us * 1000,
-            slice_min_ns: self.slice.min_us * 1000,
-            slice_lag_ns: self.slice.lag_us * 1000,
-            idle_core_first: self.placement.idle_core_first as u32,
-            freq_max_ratio: 0,
-            cpuperf_scale: 0,
-            freq_max_mhz: 0,
-        };
-        freq.resolve(self.freq_max())?.fill(freq, &mut pol);
+        // SAFETY: a bindgen struct of integers: all zeroes is a valid value.
+        let mut pol: bpf_intf::cadence_policy = unsafe { std::mem::zeroed() };
+        pol.slice_max_ns = self.slice.max_us * 1000;
+        pol.slice_min_ns = self.slice.min_us * 1000;
+        pol.slice_lag_ns = self.slice.lag_us * 1000;
+        pol.idle_core_first = self.placement.idle_core_first as u32;
+        let fmax = freq.resolve(self.freq_max())?;
+        fmax.fill(freq, &mut pol);
+        self.cpufreq.fill(freq, fmax.mhz, &mut pol)?;
         Ok(pol)
+    }
+
+    /// A line saying that a feature the policy asks for is off on this
+    /// machine, if one is.
+    pub fn note(&self, freq: &FreqTable) -> Option<&'static str> {
+        let fmax = freq.resolve(self.freq_max()).ok()?.mhz;
+        self.cpufreq.floor_off(freq, fmax).map(|f| f.describe())
     }
 }
 

@@ -13,6 +13,8 @@ pub enum Kind {
     },
     /// true or false.
     Bool,
+    /// One of a fixed list of words.
+    Choice { values: &'static [&'static str] },
     /// A freq_max choice: a string (auto, Nc, base, max, MHz) or MHz as an
     /// integer; stored as the string.
     FreqMax,
@@ -77,7 +79,83 @@ pub const FIELDS: &[Field] = &[
         kind: Kind::FreqMax,
         doc: "The frequency a ratio of 1024 stands for: auto (4c, else max), Nc turbo, base, max or MHz",
     },
+    Field {
+        key: "cpufreq.mode",
+        kind: Kind::Choice {
+            values: &PERF_MODES,
+        },
+        doc: "How each CPU's cpufreq target is chosen: util (from invariant util), performance (always 1024), powersave (always the minimum)",
+    },
+    Field {
+        key: "cpufreq.headroom_pct",
+        // 100: no headroom at all (the target is what util needs). 400:
+        // a CPU at a quarter of freq_max already asks for all of it; more
+        // is the performance mode.
+        kind: Kind::Int {
+            min: 100,
+            max: 400,
+            unit: "percent of util, schedutil's 25% included",
+        },
+        doc: "Frequency offered per unit of util, schedutil's own margin included: 125 is schedutil's 1.25",
+    },
+    Field {
+        key: "cpufreq.floor",
+        kind: Kind::Bool,
+        doc: "pcc-style deadband: while util < fmin/freq_max, ask for the minimum (seed 004)",
+    },
+    Field {
+        key: "cpufreq.min_mhz",
+        // 0 defers to cpufreq; otherwise the same bounds as an explicit
+        // freq_max (freq::MHZ_RANGE's ceiling).
+        kind: Kind::Int {
+            min: 0,
+            max: 10_000,
+            unit: "MHz, 0 = cpuinfo_min_freq",
+        },
+        doc: "fmin for the floor; 0 reads cpuinfo_min_freq (else the MSRs' efficiency frequency)",
+    },
+    Field {
+        key: "cpufreq.band",
+        // 0: every change is asked for. 256: a quarter of the range, past
+        // which the hysteresis would hide real load changes.
+        kind: Kind::Int {
+            min: 0,
+            max: 256,
+            unit: "perf units of 1024",
+        },
+        doc: "Hysteresis: the least change of target worth a request (the ends 0 and 1024 always are)",
+    },
+    Field {
+        key: "cpufreq.interval_us",
+        // 0: no limit. 1 s: pcc's firmware allowed up to 1 s between
+        // commands (seed 004's "max time between commands").
+        kind: Kind::Int {
+            min: 0,
+            max: 1_000_000,
+            unit: "microseconds",
+        },
+        doc: "Least time between two requests on one CPU",
+    },
+    Field {
+        key: "cpufreq.down_hold_us",
+        // 0: drop at once. 1 s: about 30 PELT half-lives; longer holds
+        // keep a CPU fast long after its load is gone.
+        kind: Kind::Int {
+            min: 0,
+            max: 1_000_000,
+            unit: "microseconds",
+        },
+        doc: "How long a lower target must be asked for before it is requested (raises go at once)",
+    },
+    Field {
+        key: "cpufreq.legacy_iowait_boost",
+        kind: Kind::Bool,
+        doc: "Emulate schedutil's iowait boost, for comparisons only (off: iowait is never an input)",
+    },
 ];
+
+/// cpufreq.mode's words, in enum cadence_perf_mode order.
+pub const PERF_MODES: [&str; 3] = ["util", "performance", "powersave"];
 
 /// The field with dotted key @key.
 pub fn field(key: &str) -> Option<&'static Field> {
@@ -105,6 +183,16 @@ impl Kind {
                 }
             }
             (Kind::Bool, toml::Value::Boolean(_)) => Ok(()),
+            (Kind::Choice { values }, toml::Value::String(s)) => {
+                if values.contains(&s.as_str()) {
+                    Ok(())
+                } else {
+                    Err(format!(
+                        "{key} = \"{s}\" is not allowed: expected one of {}",
+                        values.join(", ")
+                    ))
+                }
+            }
             (Kind::FreqMax, toml::Value::String(s)) => s
                 .parse::<crate::freq::FreqMax>()
                 .map(|_| ())
@@ -148,6 +236,7 @@ impl Kind {
         match self {
             Kind::Int { min, max, unit } => format!("an integer in {min}..={max} ({unit})"),
             Kind::Bool => "true or false".to_string(),
+            Kind::Choice { values } => format!("one of {}", values.join(", ")),
             Kind::FreqMax => crate::freq::choice::SYNTAX.to_string(),
         }
     }

@@ -261,16 +261,36 @@ proptest! {
             (1u32..=255).prop_map(|n| format!("{n}c")),
             (100u32..=10_000).prop_map(|m| m.to_string()),
         ],
+        mode in 0usize..3,
+        headroom_pct in 100u64..=400,
+        floor: bool,
+        min_mhz in 0u64..=10_000,
+        band in 0u64..=256,
+        interval_us in 0u64..=1_000_000,
+        down_hold_us in 0u64..=1_000_000,
+        legacy_iowait_boost: bool,
     ) {
         let min = (50 + ((max.max(50) - 50) as f64 * min_frac) as u64).min(max);
         let p = Policy {
             slice: Slice { max_us: max, min_us: min, lag_us: lag },
             placement: Placement { idle_core_first },
             freq: Freq { max: freq_max },
+            cpufreq: Cpufreq {
+                mode: schema::PERF_MODES[mode].to_string(),
+                headroom_pct,
+                floor,
+                min_mhz,
+                band,
+                interval_us,
+                down_hold_us,
+                legacy_iowait_boost,
+            },
         };
         assert_valid(&p);
         let too_far = p.with_assignments(&["slice.lag_us=1000001"]);
         prop_assert!(too_far.is_err());
+        prop_assert!(p.with_assignments(&["cpufreq.band=257"]).is_err());
+        prop_assert!(p.with_assignments(&["cpufreq.mode=fast"]).is_err());
     }
 }
 
@@ -301,6 +321,70 @@ fn freq_max_is_checked_by_spelling_and_normalized() {
     let e = p.with_assignments(&["freq.max=50"]).unwrap_err();
     assert!(
         format!("{e:#}").contains("freq.max = 50 is out of range"),
+        "{e:#}"
+    );
+}
+
+/// A machine with cpufreq limits @fmin..@fmax MHz (fmax also the base).
+fn machine(fmin: Option<u32>, fmax: u32) -> FreqTable {
+    FreqTable {
+        base_mhz: Some(fmax),
+        min_mhz: fmin,
+        ..FreqTable::default()
+    }
+}
+
+#[test]
+fn cpufreq_fields_reach_bpf_with_the_floor_from_fmin() {
+    let p = Named::load("balanced").unwrap().policy;
+    let p = p
+        .with_assignments(&[
+            "freq.max=2800",
+            "cpufreq.band=16",
+            "cpufreq.interval_us=500",
+        ])
+        .unwrap();
+    // Seed 004: 1200 / 2800 MHz is a floor under 42.9% (439 of 1024).
+    let pol = p.to_bpf(&machine(Some(1200), 2800)).unwrap();
+    assert_eq!(
+        (pol.perf_floor_util, pol.perf_band, pol.perf_interval_ns),
+        (439, 16, 500_000)
+    );
+    assert_eq!(
+        (pol.perf_headroom_pct, pol.perf_mode, pol.perf_down_hold_ns),
+        (125, 0, 8_000_000)
+    );
+    // cpufreq.min_mhz overrides the machine's fmin.
+    let q = p.with_assignments(&["cpufreq.min_mhz=1400"]).unwrap();
+    assert_eq!(
+        q.to_bpf(&machine(Some(1200), 2800))
+            .unwrap()
+            .perf_floor_util,
+        512
+    );
+    // No floor without fmin, and a note that says so.
+    assert_eq!(p.to_bpf(&machine(None, 2800)).unwrap().perf_floor_util, 0);
+    assert!(
+        p.note(&machine(None, 2800))
+            .unwrap()
+            .contains("cpufreq.min_mhz")
+    );
+    assert!(p.note(&machine(Some(1200), 2800)).is_none());
+    // Fixed modes have no floor.
+    let perf = p.with_assignments(&["cpufreq.mode=performance"]).unwrap();
+    let pol = perf.to_bpf(&machine(Some(1200), 2800)).unwrap();
+    assert_eq!((pol.perf_mode, pol.perf_floor_util), (1, 0));
+}
+
+#[test]
+fn fmin_at_or_above_freq_max_is_refused() {
+    let p = Named::load("balanced").unwrap().policy;
+    let p = p
+        .with_assignments(&["freq.max=2000", "cpufreq.min_mhz=2000"])
+        .unwrap();
+    let e = p.to_bpf(&machine(Some(800), 2000)).unwrap_err();
+    assert!(
+        format!("{e:#}").contains("it must be below freq_max (2000 MHz)"),
         "{e:#}"
     );
 }

@@ -5,6 +5,7 @@
 
 mod cpu;
 mod openmetrics;
+mod perf;
 mod util;
 
 use std::collections::BTreeMap;
@@ -20,6 +21,7 @@ use serde::{Deserialize, Serialize};
 
 pub use cpu::{CpuMetrics, parse_raw};
 pub use openmetrics::write_openmetrics;
+pub use perf::{CpuPerf, parse_raw_perf};
 pub use util::{CpuUtil, parse_raw_util};
 
 #[stat_doc]
@@ -46,6 +48,10 @@ pub struct Metrics {
     pub util: CpuUtil,
     #[stat(desc = "Utilization and frequency of each CPU, by CPU id")]
     pub cpu_util: BTreeMap<u32, CpuUtil>,
+    #[stat(desc = "cpufreq targets and deadband counters of the machine")]
+    pub perf: CpuPerf,
+    #[stat(desc = "cpufreq target and deadband counters of each CPU, by CPU id")]
+    pub cpu_perf: BTreeMap<u32, CpuPerf>,
 }
 
 /// How a stats reading is printed.
@@ -64,6 +70,13 @@ impl Metrics {
     pub fn with_util(mut self, cpu_util: BTreeMap<u32, CpuUtil>) -> Self {
         self.util = CpuUtil::total(cpu_util.values());
         self.cpu_util = cpu_util;
+        self
+    }
+
+    /// Adds each CPU's cpufreq target and deadband counters, and their total.
+    pub fn with_perf(mut self, cpu_perf: BTreeMap<u32, CpuPerf>) -> Self {
+        self.perf = CpuPerf::total(cpu_perf.values());
+        self.cpu_perf = cpu_perf;
         self
     }
 
@@ -95,11 +108,18 @@ impl Metrics {
             .iter()
             .map(|(id, c)| (*id, prev.cpu_util.get(id).map_or(c.clone(), |p| c.delta(p))))
             .collect();
+        let cpu_perf = self
+            .cpu_perf
+            .iter()
+            .map(|(id, c)| (*id, prev.cpu_perf.get(id).map_or(c.clone(), |p| c.delta(p))))
+            .collect();
         Self {
             total: self.total.delta(&prev.total),
             util: self.util.delta(&prev.util),
+            perf: self.perf.delta(&prev.perf),
             cpus,
             cpu_util,
+            cpu_perf,
             ..self.clone()
         }
     }
@@ -108,7 +128,7 @@ impl Metrics {
     pub fn format<W: Write>(&self, w: &mut W, per_cpu: bool) -> Result<()> {
         writeln!(
             w,
-            "[scx_cadence] cpus {} llcs {} restarts {} policy {} (gen {}) freq_max {} | {} | {}",
+            "[scx_cadence] cpus {} llcs {} restarts {} policy {} (gen {}) freq_max {} | {} | {} | {}",
             self.nr_cpus,
             self.nr_llcs,
             self.nr_restarts,
@@ -119,6 +139,7 @@ impl Metrics {
                 mhz => format!("{mhz} MHz"),
             },
             self.util.format(),
+            self.perf.format(),
             cpu::format_counters(&self.total)
         )?;
         if per_cpu {
@@ -128,7 +149,16 @@ impl Metrics {
                     .get(id)
                     .map(CpuUtil::format)
                     .unwrap_or_default();
-                writeln!(w, "  cpu {id:>3} | {util} | {}", cpu::format_counters(c))?;
+                let perf = self
+                    .cpu_perf
+                    .get(id)
+                    .map(CpuPerf::format)
+                    .unwrap_or_default();
+                writeln!(
+                    w,
+                    "  cpu {id:>3} | {util} | {perf} | {}",
+                    cpu::format_counters(c)
+                )?;
             }
         }
         Ok(())
@@ -158,6 +188,7 @@ pub fn server_data() -> StatsServerData<(), Metrics> {
     StatsServerData::new()
         .add_meta(CpuMetrics::meta())
         .add_meta(CpuUtil::meta())
+        .add_meta(CpuPerf::meta())
         .add_meta(Metrics::meta())
         .add_ops("top", StatsOps { open, close: None })
 }

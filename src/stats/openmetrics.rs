@@ -6,6 +6,7 @@ use std::io::Write;
 
 use anyhow::Result;
 
+use super::perf::PERF_COUNTERS;
 use super::util::UTIL_COUNTERS;
 use super::{CpuMetrics, CpuUtil, Metrics};
 
@@ -119,6 +120,44 @@ pub fn write_openmetrics<W: Write>(m: &Metrics, w: &mut W) -> Result<()> {
                 w,
                 "{PREFIX}_{name}_total{{cpu=\"{id}\"}} {}",
                 u.counters()[i]
+            )?;
+        }
+    }
+    family(
+        w,
+        "perf_target",
+        "gauge",
+        "cpufreq target in force on each CPU, 0..1024",
+    )?;
+    for (id, p) in &m.cpu_perf {
+        writeln!(w, "{PREFIX}_perf_target{{cpu=\"{id}\"}} {}", p.perf_target)?;
+    }
+    for (i, (name, help)) in PERF_COUNTERS.iter().enumerate() {
+        family(w, name, "counter", help)?;
+        for (id, p) in &m.cpu_perf {
+            writeln!(
+                w,
+                "{PREFIX}_{name}_total{{cpu=\"{id}\"}} {}",
+                p.counters()[i]
+            )?;
+        }
+    }
+    family(
+        w,
+        "perf_issued_target",
+        "counter",
+        "Issued cpufreq targets by bucket of 64 (le: the bucket's top)",
+    )?;
+    for (id, p) in &m.cpu_perf {
+        for (b, n) in p.perf_hist.iter().enumerate() {
+            let top = if b + 1 == p.perf_hist.len() {
+                1024
+            } else {
+                64 * b + 63
+            };
+            writeln!(
+                w,
+                "{PREFIX}_perf_issued_target_total{{cpu=\"{id}\",le=\"{top}\"}} {n}"
             )?;
         }
     }

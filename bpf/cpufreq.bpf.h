@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * cpufreq hints: each CPU's perf target, chosen by perf_policy.bpf.h from
+ * its frequency-invariant util and passed to scx_bpf_cpuperf_set().
+ *
+ * Where and on which CPU. Only from ops.running() and ops.tick(), and only
+ * for the CPU the code runs on, when that is also the CPU whose rq the
+ * kernel locked for the callback (the task's CPU). The kernel ends the
+ * scheduler when scx_bpf_cpuperf_set() targets another CPU than the one
+ * whose rq lock is held, and schedutil ignores updates that come from a
+ * CPU outside the policy; running() on behalf of a remote CPU (a task's
+ * attributes changed from elsewhere while it runs there) is skipped. The
+ * target is at most CADENCE_PERF_MAX by construction, and clamped again at
+ * the call, since above 1024 also ends the scheduler.
+ *
+ * iowait. Nothing here reads p->in_iowait unless the policy's
+ * legacy_iowait_boost switch is on; it exists for comparisons only.
+ */
+#ifndef __CADENCE_CPUFREQ_BPF_H
+#define __CADENCE_CPUFREQ_BPF_H
+
+#include "perf_policy.bpf.h"
+
+/* HZ of the running kernel, for the legacy boost's one-tick reset. */
+extern int CONFIG_HZ __kconfig __weak;
+
+/* The kernel's most common HZ (Debian's), if its config does not say. */
+#define CADENCE_DEFAULT_HZ 250
+
+/* Test only: read util from util_inject instead of PELT (--test-util-inject). */
+const volatile bool perf_util_inject;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, u32);
+	__type(value, struct cadence_cpu_perf);
+	__uint(max_entries, 1);
+} cpu_perf SEC(".maps");
+
+/* Test only: per-CPU util values, read when perf_util_inject is set. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, u32);
+	__type(value, struct cadence_util_inject);
+	__uint(max_entries, 1);
+} util_inject SEC(".maps");
+
+/* TICK_NSEC of the running kernel. */
+static __always_inline u64 tick_ns(void)
+{
+	int hz = CONFIG_HZ > 0 ? CONFIG_HZ : CADENCE_DEFAULT_HZ;
+
+	return 1000000000ULL / hz;
+}
+
+/*
+ * The util this CPU's target follows: its invariant util_avg, or the
+ * running task's util_est if that is higher (a task that ran big before
+ * its sleep gets its frequency back at once, as cpu_util() with util_est
+ * gives it in the kernel); the injected value in tests.
+ */
+static __always_inline u32 perf_util(const struct cadence_cpu_util *cu, struct task_ctx *tctx)
+{
+	struct cadence_util_inject *inj;
+	u32 zero = 0, est;
+	u64 util;
+
+	if (perf_util_inject) {
+		inj = bpf_map_lookup_elem(&util_inject, &zero);
+		util = inj ? inj->util : 0;
+	} else {
+		util = cu->avg.util_avg;
+		est = pelt_util_est(&tctx->util.avg);
+		if (est > util)
+			util = est;
+	}
+	return util > CADENCE_CAP_SCALE ? CADENCE_CAP_SCALE : (u32)util;
+}
+
+/* ops.runnable(): remember an iowait wake-up, for the legacy boost only. */
+static __always_inline void cpufreq_runnable(struct task_struct *task, struct task_ctx *tctx,
+					     const struct cadence_policy *pol, u64 enq_flags)
+{
+	/* (Not named p: BPF_CORE_READ_BITFIELD() declares a local p.) */
+	if (pol->perf_iowait_boost && (enq_flags & SCX_ENQ_WAKEUP))
+		tctx->iowait_wake = BPF_CORE_READ_BITFIELD(task, in_iowait);
+}
+
+/*
+ * Re-evaluate this CPU's target after its util was brought to @now
+ * (@cu); @p runs here. @iowait: @p just woke from iowait (running()).
+ */
+static __always_inline void cpufreq_update(struct task_struct *p, struct task_ctx *tctx,
+					   const struct cadence_cpu_util *cu,
+					   const struct cadence_policy *pol, bool iowait, u64 now)
+{
+	s32 cpu = bpf_get_smp_processor_id();
+	struct cadence_cpu_perf *pc;
+	u32 zero = 0, target;
+
+	if (scx_bpf_task_cpu(p) != cpu)
+		return;
+	pc = bpf_map_lookup_elem(&cpu_perf, &zero);
+	if (!pc)
+		return;
+	if (perf_evaluate(pc, pol, perf_util(cu, tctx), iowait, now, tick_ns()) !=
+	    CADENCE_PERF_ISSUED)
+		return;
+	target = pc->target;
+	if (target > CADENCE_PERF_MAX)
+		target = CADENCE_PERF_MAX;
+	scx_bpf_cpuperf_set(cpu, target);
+}
+
+#endif /* __CADENCE_CPUFREQ_BPF_H */

@@ -1,0 +1,189 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The cpufreq perf target of a CPU, and the deadband that decides whether
+ * a new target is worth a request. Pure functions of the policy, the
+ * CPU's state (struct cadence_cpu_perf), its util and the time: no maps,
+ * no kfuncs, so perf_test.bpf.c runs this very code on the host, and
+ * src/perf/ checks it against a Rust reference.
+ *
+ * The target. From frequency-invariant util alone (seed 000, section 3):
+ * util already says how much of freq_max the CPU needs, whatever it runs
+ * at now, so the target needs no feedback on the current frequency and
+ * can jump to any level in one request. schedutil turns a target into a
+ * frequency as 1.25 x cpuinfo_max_freq x target / 1024 (map_util_perf()
+ * adds the 25%), so the policy's total headroom h gives
+ *
+ *	target = util x h / 125 x perf_scale / 1024
+ *
+ * where perf_scale = freq_max / cpuinfo_max_freq x 1024 re-expresses
+ * util (relative to freq_max) relative to what schedutil calls 1024. With
+ * h = 125 the CPU gets exactly schedutil's margin, not that margin twice.
+ *
+ * No input here depends on iowait (seed 001): the iowait boost below runs
+ * only when the policy's legacy switch asks for it, for comparisons.
+ *
+ * The deadband (seed 004), in the order a new target meets it:
+ * 1. floor: while util < fmin / freq_max, ask for the minimum, as
+ *    pcc-cpufreq did before ondemand lost its deadband: all the small
+ *    loads then share one target, and wandering among them asks nothing;
+ * 2. hysteresis: a target less than `band` from the one in force is not
+ *    asked for, except the two ends (0 and 1024), which always are;
+ * 3. down hold: a lower target is asked for only once it has been asked
+ *    for continuously for the hold time; a higher one at once;
+ * 4. rate limit: at most one request per interval on a CPU.
+ */
+#ifndef __CADENCE_PERF_POLICY_BPF_H
+#define __CADENCE_PERF_POLICY_BPF_H
+
+/* The target @util (0..1024) asks for under @pol, before the deadband. */
+static __always_inline u32 perf_target(const struct cadence_policy *pol, u32 util)
+{
+	u64 t;
+
+	if (pol->perf_mode == CADENCE_PERF_MODE_PERFORMANCE)
+		return CADENCE_PERF_MAX;
+	if (pol->perf_mode == CADENCE_PERF_MODE_POWERSAVE)
+		return CADENCE_PERF_MIN;
+	if (util > CADENCE_CAP_SCALE)
+		util = CADENCE_CAP_SCALE;
+	/* At most 1024 x 400 x 4096: far from overflow in 64 bits. */
+	t = (u64)util * pol->perf_headroom_pct * pol->perf_scale /
+	    ((u64)CADENCE_SCHEDUTIL_MARGIN_PCT << CADENCE_CAP_SHIFT);
+	return t > CADENCE_PERF_MAX ? CADENCE_PERF_MAX : (u32)t;
+}
+
+/* The target after the floor: the minimum while util is under it. */
+static __always_inline u32 perf_floored(const struct cadence_policy *pol, u32 util, u32 raw)
+{
+	if (pol->perf_mode == CADENCE_PERF_MODE_UTIL && util < pol->perf_floor_util)
+		return CADENCE_PERF_MIN;
+	return raw;
+}
+
+/* Count an issued target in its histogram bucket (1024 in the last). */
+static __always_inline void perf_hist_add(struct cadence_cpu_perf *pc, u32 t)
+{
+	u32 b = t >> CADENCE_PERF_HIST_SHIFT;
+
+	if (b >= CADENCE_PERF_HIST_BUCKETS)
+		b = CADENCE_PERF_HIST_BUCKETS - 1;
+	pc->hist[b]++;
+}
+
+/*
+ * One evaluation at @now of a CPU whose util is @util: returns the
+ * verdict (enum cadence_perf_verdict); on CADENCE_PERF_ISSUED,
+ * pc->target is the new target to request.
+ */
+static __always_inline u32 perf_decide(struct cadence_cpu_perf *pc,
+				       const struct cadence_policy *pol, u32 util, u64 now)
+{
+	u32 raw = perf_target(pol, util);
+	u32 t = perf_floored(pol, util, raw);
+	u32 last = pc->target, diff;
+
+	if (t == last) {
+		pc->down_since = 0;
+		if (raw != last) {
+			pc->supp_deadband++;
+			return CADENCE_PERF_DEADBAND;
+		}
+		return CADENCE_PERF_SAME;
+	}
+	diff = t > last ? t - last : last - t;
+	if (diff < pol->perf_band && t != CADENCE_PERF_MIN && t != CADENCE_PERF_MAX) {
+		pc->down_since = 0;
+		pc->supp_hysteresis++;
+		return CADENCE_PERF_HYSTERESIS;
+	}
+	if (t < last) {
+		if (!pc->down_since)
+			pc->down_since = now;
+		if (now - pc->down_since < pol->perf_down_hold_ns) {
+			pc->supp_hold++;
+			return CADENCE_PERF_HOLD;
+		}
+	} else {
+		pc->down_since = 0;
+	}
+	if (pc->last_at && now - pc->last_at < pol->perf_interval_ns) {
+		pc->supp_rate++;
+		return CADENCE_PERF_RATE;
+	}
+	pc->target = t;
+	pc->last_at = now;
+	pc->down_since = 0;
+	pc->issued++;
+	perf_hist_add(pc, t);
+	return CADENCE_PERF_ISSUED;
+}
+
+/*
+ * schedutil's iowait boost, for comparisons only (the policy's
+ * legacy_iowait_boost): sugov_iowait_boost() then sugov_iowait_apply() on
+ * one update at @now, @iowait saying whether an iowait wake-up came since
+ * the last one. The boost starts at 128 and doubles per iowait wake-up, up
+ * to 1024; an update without one halves it, and under 128 it ends. More
+ * than @tick_ns since the last update resets it (sugov_iowait_reset()).
+ * Returns the boost to apply, 0..1024.
+ */
+static __always_inline u32 perf_iowait_boost(struct cadence_cpu_perf *pc, u64 now, bool iowait,
+					     u64 tick_ns)
+{
+	if (pc->boost && now - pc->boost_at > tick_ns) {
+		pc->boost = iowait ? CADENCE_IOWAIT_BOOST_MIN : 0;
+		pc->boost_pending = iowait;
+	} else if (iowait && !pc->boost_pending) {
+		pc->boost_pending = 1;
+		if (!pc->boost)
+			pc->boost = CADENCE_IOWAIT_BOOST_MIN;
+		else if (pc->boost < CADENCE_PERF_MAX / 2)
+			pc->boost <<= 1;
+		else
+			pc->boost = CADENCE_PERF_MAX;
+	}
+	pc->boost_at = now;
+
+	if (!pc->boost)
+		return 0;
+	if (!pc->boost_pending) {
+		pc->boost >>= 1;
+		if (pc->boost < CADENCE_IOWAIT_BOOST_MIN) {
+			pc->boost = 0;
+			return 0;
+		}
+	}
+	pc->boost_pending = 0;
+	return pc->boost;
+}
+
+/*
+ * One evaluation of a CPU's target, as the scheduler makes it from
+ * ops.running() and ops.tick(): the legacy boost if the policy asks for
+ * it, then the deadband. @util is the CPU's invariant util (0..1024).
+ */
+static __always_inline u32 perf_evaluate(struct cadence_cpu_perf *pc,
+					 const struct cadence_policy *pol, u32 util, bool iowait,
+					 u64 now, u64 tick_ns)
+{
+	u32 boost;
+
+	if (!pc->init) {
+		/* Every CPU starts at 1024 when a scheduler loads (ext.c). */
+		pc->target = CADENCE_PERF_MAX;
+		pc->init = 1;
+	}
+	if (util > CADENCE_CAP_SCALE)
+		util = CADENCE_CAP_SCALE;
+	if (pol->perf_iowait_boost) {
+		boost = perf_iowait_boost(pc, now, iowait, tick_ns);
+		if (boost > util) {
+			util = boost;
+			pc->iowait_boosts++;
+		}
+	}
+	pc->util = util;
+	return perf_decide(pc, pol, util, now);
+}
+
+#endif /* __CADENCE_PERF_POLICY_BPF_H */

@@ -1,0 +1,117 @@
+//! The policy's `[cpufreq]` section: how each CPU's perf target is chosen
+//! and the deadband in front of scx_bpf_cpuperf_set() (bpf/perf_policy.bpf.h
+//! says what each field does there).
+
+use anyhow::{Result, bail};
+use serde::{Deserialize, Serialize};
+
+use super::schema::PERF_MODES;
+use crate::bpf_intf;
+use crate::freq::FreqTable;
+
+/// cpufreq targets and their deadband. Ranges are in schema.rs.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Cpufreq {
+    /// util, performance or powersave (schema::PERF_MODES).
+    pub mode: String,
+    /// Total headroom over util, percent; 125 is schedutil's.
+    pub headroom_pct: u64,
+    /// The pcc-style floor: the minimum while util < fmin / freq_max.
+    pub floor: bool,
+    /// fmin for the floor, MHz; 0: from this machine's cpufreq.
+    pub min_mhz: u64,
+    /// Hysteresis, in perf units of 1024.
+    pub band: u64,
+    /// Least time between two requests on a CPU.
+    pub interval_us: u64,
+    /// How long a lower target must hold before it is asked for.
+    pub down_hold_us: u64,
+    /// Emulate schedutil's iowait boost (comparisons only).
+    pub legacy_iowait_boost: bool,
+}
+
+/// Why the floor is off although the policy asks for it, if it is.
+pub enum FloorOff {
+    /// Neither cpufreq nor the MSRs gave a minimum frequency.
+    NoFmin,
+    /// No freq_max is known to divide by.
+    NoFmax,
+}
+
+impl Cpufreq {
+    /// enum cadence_perf_mode of `mode` (the schema checked the word).
+    fn mode_bpf(&self) -> u32 {
+        PERF_MODES
+            .iter()
+            .position(|m| *m == self.mode)
+            .expect("cpufreq.mode was checked when parsed") as u32
+    }
+
+    /// fmin for the floor: the policy's, else the machine's.
+    fn fmin_mhz(&self, freq: &FreqTable) -> Option<u32> {
+        match self.min_mhz {
+            0 => freq.fmin_mhz(),
+            m => Some(m as u32),
+        }
+    }
+
+    /// The util under which the floor asks for the minimum,
+    /// ceil(fmin x 1024 / fmax), so that util < it exactly when util / 1024
+    /// < fmin / fmax; 0 when there is no floor. An fmin at or above freq_max
+    /// would floor everything: refused.
+    pub fn floor_util(&self, freq: &FreqTable, fmax_mhz: Option<u32>) -> Result<u32> {
+        let (Some(fmin), Some(fmax)) = (self.fmin_mhz(freq), fmax_mhz) else {
+            return Ok(0);
+        };
+        if !self.floor || self.mode != "util" {
+            return Ok(0);
+        }
+        if fmin >= fmax {
+            bail!(
+                "cpufreq.min_mhz: fmin {fmin} MHz is out of range: it must be below freq_max ({fmax} MHz)"
+            );
+        }
+        Ok((fmin as u64 * 1024).div_ceil(fmax as u64) as u32)
+    }
+
+    /// Why the floor the policy asks for cannot be had here, if so.
+    pub fn floor_off(&self, freq: &FreqTable, fmax_mhz: Option<u32>) -> Option<FloorOff> {
+        if !self.floor || self.mode != "util" {
+            return None;
+        }
+        if self.fmin_mhz(freq).is_none() {
+            return Some(FloorOff::NoFmin);
+        }
+        fmax_mhz.is_none().then_some(FloorOff::NoFmax)
+    }
+
+    /// Fills the policy's perf fields; perf_scale comes with freq_max.
+    pub fn fill(
+        &self,
+        freq: &FreqTable,
+        fmax_mhz: Option<u32>,
+        pol: &mut bpf_intf::cadence_policy,
+    ) -> Result<()> {
+        pol.perf_mode = self.mode_bpf();
+        pol.perf_headroom_pct = self.headroom_pct as u32;
+        pol.perf_floor_util = self.floor_util(freq, fmax_mhz)?;
+        pol.perf_band = self.band as u32;
+        pol.perf_interval_ns = self.interval_us * 1000;
+        pol.perf_down_hold_ns = self.down_hold_us * 1000;
+        pol.perf_iowait_boost = self.legacy_iowait_boost as u32;
+        Ok(())
+    }
+}
+
+impl FloorOff {
+    /// One line for the log.
+    pub fn describe(&self) -> &'static str {
+        match self {
+            FloorOff::NoFmin => {
+                "cpufreq.floor is off: this machine gives no minimum frequency (set cpufreq.min_mhz)"
+            }
+            FloorOff::NoFmax => "cpufreq.floor is off: no freq_max is known to divide fmin by",
+        }
+    }
+}
