@@ -14,7 +14,8 @@ CACHE=${SCX_CADENCE_CACHE:-$ROOT/.cache}
 cargo build --release --locked --manifest-path "$ROOT/Cargo.toml" 2>&1 | tail -n 1
 
 # Case files, one per area, each run in a VM with the topology it needs.
-CASES=("$ROOT/tests/vm/guest/base.sh" "$ROOT/tests/vm/guest/policy.sh" "$ROOT/tests/vm/guest/util.sh")
+CASES=("$ROOT/tests/vm/guest/base.sh" "$ROOT/tests/vm/guest/policy.sh" "$ROOT/tests/vm/guest/util.sh"
+	"$ROOT/tests/vm/guest/cpufreq.sh")
 
 out=$ROOT/tests/vm/out/$(date +%Y%m%d-%H%M%S)
 mkdir -p "$out"

@@ -3,6 +3,9 @@
 
 SCHED=${SCHED:-$VM_ROOT/target/release/scx_cadence}
 SCX=/sys/kernel/sched_ext
+# Where scx_cadence pins its maps (its --pin-dir default).
+PIN_DIR=/sys/fs/bpf/scx_cadence
+GUEST=$VM_ROOT/tests/vm/guest
 
 sched_state() { cat $SCX/state; }
 enable_seq() { cat $SCX/enable_seq; }
@@ -60,4 +63,25 @@ kernel_complaints() {
 hog() {
 	nice -n "$2" taskset -c "$1" sh -c 'while :; do :; done' >/dev/null 2>&1 &
 	echo $!
+}
+
+# bpf_generation: the generation in the pinned policy_state map.
+bpf_generation() {
+	bpftool map dump pinned $PIN_DIR/policy_state | python3 -c \
+		'import json,sys; print(json.load(sys.stdin)[0]["value"]["generation"])'
+}
+
+# expect_refused WHAT MESSAGE CMD...: CMD exits 1 with one line containing
+# MESSAGE, and the BPF policy generation does not move.
+expect_refused() {
+	local what=$1 want=$2 gen out rc
+	shift 2
+	gen=$(bpf_generation)
+	out=$("$@" 2>&1)
+	rc=$?
+	echo "$what: rc=$rc $out"
+	[ $rc -eq 1 ] || fail "$what: exit code $rc, want 1" || return 1
+	[ "$(echo "$out" | wc -l)" -eq 1 ] || fail "$what: expected one line, got: $out" || return 1
+	[[ $out == *"$want"* ]] || fail "$what: '$out' does not say '$want'" || return 1
+	[ "$(bpf_generation)" = "$gen" ] || fail "$what: the BPF policy changed" || return 1
 }

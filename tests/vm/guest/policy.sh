@@ -1,15 +1,6 @@
 # VM test cases for policies, hot-swap, pinned maps and stats (issue 3).
 # Sourced by run.sh after lib.sh; each case_* runs in its own shell.
 
-PIN_DIR=/sys/fs/bpf/scx_cadence
-GUEST=$VM_ROOT/tests/vm/guest
-
-# bpf_generation: the generation in the pinned policy_state map.
-bpf_generation() {
-	bpftool map dump pinned $PIN_DIR/policy_state | python3 -c \
-		'import json,sys; print(json.load(sys.stdin)[0]["value"]["generation"])'
-}
-
 # 1000 swaps while stress-ng loads every CPU: none fails, each is in the BPF
 # map when the reply arrives, every CPU's copy catches up, and the scheduler
 # never detaches.
@@ -36,20 +27,6 @@ case_policy_swap_storm() {
 	stop_sched
 }
 
-# expect_refused WHAT MESSAGE CMD...: CMD exits 1 with one line containing
-# MESSAGE, and the BPF policy generation does not move.
-expect_refused() {
-	local what=$1 want=$2 gen out rc
-	shift 2
-	gen=$(bpf_generation)
-	out=$("$@" 2>&1)
-	rc=$?
-	echo "$what: rc=$rc $out"
-	[ $rc -eq 1 ] || fail "$what: exit code $rc, want 1" || return 1
-	[ "$(echo "$out" | wc -l)" -eq 1 ] || fail "$what: expected one line, got: $out" || return 1
-	[[ $out == *"$want"* ]] || fail "$what: '$out' does not say '$want'" || return 1
-	[ "$(bpf_generation)" = "$gen" ] || fail "$what: the BPF policy changed" || return 1
-}
 
 # Invalid policies, through every door, are refused with the field named,
 # and the policy in force stays: a bad TOML file, a value out of range, an

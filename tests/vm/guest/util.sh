@@ -1,9 +1,6 @@
 # VM test cases for frequency-invariant utilization (issue 4).
 # Sourced by run.sh after lib.sh; each case_* runs in its own shell.
 
-PIN_DIR=/sys/fs/bpf/scx_cadence
-GUEST=$VM_ROOT/tests/vm/guest
-
 # The VM has no APERF/MPERF and no cpufreq: the source is none, said in one
 # line at start and per CPU in the stats, never a silent ratio of 1. A hog
 # shows a util near 1024 in the pinned task view and in its CPU's stats.

@@ -1,0 +1,141 @@
+# VM test cases for cpufreq hints without iowait, with a deadband (issue 5).
+# Sourced by run.sh after lib.sh; each case_* runs in its own shell.
+
+# attached_throughout SEQ0: still attached, never re-enabled since SEQ0, the
+# loader alive, and nothing in dmesg: every scx_bpf_cpuperf_set() was
+# accepted (an invalid one ends the scheduler).
+attached_throughout() {
+	[ "$(sched_state)" = enabled ] && [ "$(enable_seq)" = "$1" ] ||
+		fail "the scheduler detached" || return 1
+	kill -0 "$SCHED_PID" || fail "the loader exited" || return 1
+	local bad
+	bad=$(kernel_complaints)
+	[ -z "$bad" ] || fail "dmesg: $(echo "$bad" | head -n 3)" || return 1
+}
+
+# hogs: a busy loop pinned to every CPU; prints their PIDs.
+hogs() {
+	local cpu
+	for cpu in $(seq 0 $(($(nproc) - 1))); do
+		hog "$cpu" 0
+	done
+}
+
+# Injected util drives the real BPF target and deadband code in the
+# running kernel: exact request counts per CPU for each stage of the
+# deadband, a hot-swap of the deadband under load, and both fixed targets.
+case_cpufreq_injected_util_deadband() {
+	local policy=$VM_OUT/deadband.toml log=$VM_OUT/cpufreq_inject.sched.log
+	cat >"$policy" <<-'EOF'
+		[freq]
+		max = 1000
+		[cpufreq]
+		# fmin 400 of freq_max 1000 MHz: floor at util 410.
+		min_mhz = 400
+		floor = true
+		band = 32
+		interval_us = 1000
+		down_hold_us = 100000
+	EOF
+	start_sched "$log" --test-freq-inject 1000 --test-util-inject --policy "$policy" || return 1
+	local seq0 pids
+	seq0=$(enable_seq)
+	pids=$(hogs)
+	nice -n -10 python3 "$GUEST/perf_inject.py" "$PIN_DIR" "$SCHED"
+	local rc=$?
+	kill $pids
+	[ $rc -eq 0 ] || fail "the deadband did not do what the policy says (see above)" || return 1
+	attached_throughout "$seq0" || return 1
+	"$SCHED" stats | tee "$VM_OUT/cpufreq_stats.txt"
+	grep -q "perf 0 req " "$VM_OUT/cpufreq_stats.txt" ||
+		fail "the stats line does not show the targets" || return 1
+	"$SCHED" stats --format openmetrics | grep -q 'scx_cadence_perf_supp_deadband_total{cpu="0"}' ||
+		fail "OpenMetrics lacks the deadband counters" || return 1
+	stop_sched
+}
+
+# Without injection: PELT util drives the target. With the deadband off
+# every evaluation either issues or finds its target already in force, so
+# the target a CPU holds is exactly min(1024, util x headroom / 125) of the
+# util its last evaluation saw; checked live at headroom 125 (schedutil's,
+# util passed through) and 250 (twice util), on a hog's CPU and on the CPU
+# of a task that sleeps two thirds of the time.
+case_cpufreq_follows_real_util() {
+	local log=$VM_OUT/cpufreq_real.sched.log
+	start_sched "$log" --set cpufreq.floor=false --set cpufreq.band=0 \
+		--set cpufreq.down_hold_us=0 --set cpufreq.interval_us=0 || return 1
+	local seq0 hog_pid duty_pid rc
+	seq0=$(enable_seq)
+	hog_pid=$(hog 2 0)
+	taskset -c 1 python3 -c '
+import time
+while True:
+    end = time.perf_counter() + 0.004
+    while time.perf_counter() < end: pass
+    time.sleep(0.008)' &
+	duty_pid=$!
+	sleep 2
+	python3 "$GUEST/perf_follows.py" "$PIN_DIR" "$SCHED"
+	rc=$?
+	kill $hog_pid $duty_pid
+	[ $rc -eq 0 ] || fail "targets do not follow util (see above)" || return 1
+	attached_throughout "$seq0" || return 1
+	stop_sched
+}
+
+# iowait_reads LOOPDEV SECONDS: direct reads from a loop device, each of
+# which waits in io_schedule(), so the reader wakes from iowait each time.
+iowait_reads() {
+	timeout "$2" dd if="$1" of=/dev/null bs=4k iflag=direct 2>/dev/null
+	true
+}
+
+# iowait never raises a target unless the legacy switch asks for it; with
+# it, schedutil's boost is emulated and counted.
+case_cpufreq_iowait_only_with_legacy_boost() {
+	modprobe loop 2>/dev/null
+	local img=$VM_OUT/loop.img dev
+	truncate -s 64M "$img"
+	dev=$(losetup -f --show "$img") || fail "no loop device: $(losetup -f 2>&1)" || return 1
+	local boosts log=$VM_OUT/cpufreq_iowait.sched.log seq0
+	start_sched "$log" || { losetup -d "$dev"; return 1; }
+	seq0=$(enable_seq)
+	iowait_reads "$dev" 3
+	boosts=$("$SCHED" stats --format json | python3 -c \
+		'import json,sys; print(json.load(sys.stdin)["perf"]["perf_iowait_boosts"])')
+	echo "legacy_iowait_boost=false: $boosts boosted evaluations"
+	[ "$boosts" = 0 ] || fail "iowait boosted a target with the switch off" || return 1
+	"$SCHED" ctl set cpufreq.legacy_iowait_boost=true >/dev/null || return 1
+	iowait_reads "$dev" 3
+	boosts=$("$SCHED" stats --format json | python3 -c \
+		'import json,sys; print(json.load(sys.stdin)["perf"]["perf_iowait_boosts"])')
+	echo "legacy_iowait_boost=true: $boosts boosted evaluations"
+	losetup -d "$dev"
+	[ "$boosts" -gt 0 ] || fail "the legacy boost never fired on iowait wake-ups" || return 1
+	attached_throughout "$seq0" || return 1
+	stop_sched
+}
+
+# Out-of-range band, interval and headroom are refused at start and by
+# ctl, and the policy in force stays.
+case_cpufreq_bad_values() {
+	local out
+	out=$("$SCHED" --set cpufreq.band=300 2>&1) && fail "band 300 started" && return 1
+	echo "$out" | grep -q "cpufreq.band = 300 is out of range: allowed 0..=256" ||
+		fail "no clear refusal: $out" || return 1
+	[ "$(sched_state)" = disabled ] || fail "something attached" || return 1
+	start_sched "$VM_OUT/cpufreq_bad.sched.log" || return 1
+	expect_refused "band" "cpufreq.band = 1000 is out of range" \
+		"$SCHED" ctl set cpufreq.band=1000 || return 1
+	expect_refused "interval" "cpufreq.interval_us = 2000000 is out of range" \
+		"$SCHED" ctl set cpufreq.interval_us=2000000 || return 1
+	expect_refused "headroom" "cpufreq.headroom_pct = 50 is out of range" \
+		"$SCHED" ctl set cpufreq.headroom_pct=50 || return 1
+	expect_refused "mode" 'cpufreq.mode = "fast" is not allowed' \
+		"$SCHED" ctl set cpufreq.mode=fast || return 1
+	local band
+	band=$(bpftool map dump pinned $PIN_DIR/policy | python3 -c \
+		'import json,sys; print(json.load(sys.stdin)[0]["value"]["policy"]["perf_band"])')
+	[ "$band" = 32 ] || fail "the policy map's band is $band, not balanced's 32" || return 1
+	stop_sched
+}
