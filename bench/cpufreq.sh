@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# The cpufreq deadband bench (issue 5): how many perf requests scx_cadence
+# issues with the deadband off, with each of its stages alone, and with the
+# balanced preset's whole deadband, for the same sleep/wake-heavy workload
+# and the same injected frequency model, in one VM boot, policies
+# interleaved. Writes bench/results/<date>-<commit>-cpufreq.md.
+#   bench/cpufreq.sh [ROUNDS]    (default 5)
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+CACHE=${SCX_CADENCE_CACHE:-$ROOT/.cache}
+rounds=${1:-5}
+case $rounds in
+'' | *[!0-9]* | 0)
+	echo "bench/cpufreq.sh: ROUNDS must be a positive whole number" >&2
+	exit 2
+	;;
+esac
+
+"$ROOT/tests/vm/setup.sh"
+# shellcheck source=/dev/null
+. "$CACHE/env"
+cargo build --release --locked --manifest-path "$ROOT/Cargo.toml" 2>&1 | tail -n 1
+
+# Each policy: NAME=balanced with these comma-separated assignments (no
+# spaces: boot.sh hands the guest its command as one line).
+OFF="cpufreq.floor=false,cpufreq.band=0,cpufreq.interval_us=0,cpufreq.down_hold_us=0"
+policies=(
+	"off=$OFF"
+	"floor_only=$OFF,cpufreq.floor=true"
+	"band_only=$OFF,cpufreq.band=32"
+	"hold_only=$OFF,cpufreq.down_hold_us=8000"
+	"rate_only=$OFF,cpufreq.interval_us=2000"
+	"balanced=cpufreq.mode=util"
+)
+
+cpus=4
+out=$ROOT/bench/out/cpufreq-$(date +%Y%m%d-%H%M%S)
+mkdir -p "$out"
+"$ROOT/tests/vm/boot.sh" --cpus $cpus --memory 2G --out "$out" -- \
+	bash "$ROOT/bench/cpufreq_guest.sh" "$rounds" "$ROOT/target/release/scx_cadence" "${policies[@]}"
+
+date=$(date +%Y-%m-%d)
+commit=$(git -C "$ROOT" rev-parse --short HEAD)
+result=$ROOT/bench/results/$date-$commit-cpufreq.md
+{
+	echo "# scx_cadence cpufreq requests with and without the deadband, $date"
+	echo
+	echo "Commit $commit, $rounds rounds, policies interleaved (order rotated each round) in one boot."
+	echo
+	echo "- Host: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)),"
+	echo "  $(. /etc/os-release && echo "$PRETTY_NAME"), kernel $(uname -r)."
+	echo "- Guest: QEMU TCG on one host thread, $cpus vCPUs, Debian kernel $SCX_CADENCE_KERNEL_VERSION."
+	echo "- Frequency model (bench/freq_model.py, injected through --test-freq-inject 1000):"
+	echo "  every CPU at freq_max (1000 MHz) for 200 ms, then at 500 MHz for 200 ms, repeated."
+	echo "  fmin for the floor: 400 MHz (cpufreq.min_mhz; the VM has no cpufreq)."
+	echo "- Workload: \`hackbench -g 2 -l 300\`, then \`stress-ng --sleep 4 --sleep-max 64 --timeout 5s\`."
+	echo "- Policies: balanced with the deadband off (\`$OFF\`), each stage alone,"
+	echo "  and balanced itself (floor, band 32, interval 2 ms, hold 8 ms)."
+	echo
+	python3 "$ROOT/bench/summarize_cpufreq.py" "$out/cpufreq.csv"
+} >"$result"
+cat "$result"
+echo "bench: written to $result"
