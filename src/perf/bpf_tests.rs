@@ -227,6 +227,9 @@ fn hysteresis_hold_and_rate_limit() {
         step(3 * MS, 1024),
         step(3 * MS, 700),
         step(9 * MS, 700),
+        // Exactly the band away passes; one less does not.
+        step(3 * MS, 732),
+        step(3 * MS, 763),
     ];
     let out = bpf.run(&pol, MS, TICK_NS, &steps);
     use Verdict::*;
@@ -234,13 +237,13 @@ fn hysteresis_hold_and_rate_limit() {
         out.verdicts,
         vec![
             Hold, Hold, Issued, Hysteresis, Hysteresis, Issued, Same, Issued, Issued, Hold, Same,
-            Hold, Issued
+            Hold, Issued, Issued, Hysteresis
         ]
     );
     assert_eq!(
         out.targets,
         vec![
-            1024, 1024, 500, 500, 500, 600, 600, 1000, 1024, 1024, 1024, 1024, 700
+            1024, 1024, 500, 500, 500, 600, 600, 1000, 1024, 1024, 1024, 1024, 700, 732, 732
         ]
     );
     assert_eq!(
@@ -249,7 +252,7 @@ fn hysteresis_hold_and_rate_limit() {
             out.state.supp_hysteresis,
             out.state.issued
         ),
-        (4, 2, 5)
+        (4, 3, 6)
     );
     // The rate limit: a raise 1 ms after a request waits for the 2 ms.
     let pol = policy(
