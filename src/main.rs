@@ -138,6 +138,16 @@ pub enum Command {
     },
     /// List the policy fields with their allowed values, and the presets.
     Policies,
+    /// Print the CPU hierarchy: NUMA node, LLC, big core, small core.
+    Topology {
+        /// Describe the machine by hand instead (checked against this
+        /// machine's online CPUs); see src/topology/file.rs for the format.
+        #[clap(long, value_name = "FILE")]
+        topology: Option<PathBuf>,
+        /// Test only: read sysfs from this directory instead of /sys.
+        #[clap(long, value_name = "DIR", default_value = "/sys", hide = true)]
+        sysfs: PathBuf,
+    },
     /// Show this machine's frequencies and the freq_max choices.
     FreqMax {
         /// Print the frequencies found, the choices and the one in force.
@@ -294,6 +304,11 @@ fn run(opts: Opts) -> Result<()> {
             return Ok(());
         }
         Some(Command::FreqMax { policy, socket, .. }) => return print_freq_max(policy, &socket),
+        Some(Command::Topology { topology, sysfs }) => {
+            let (h, source) = topology::read_hierarchy(&sysfs, topology.as_deref())?;
+            print!("{}", topology::show::render(&h, &source));
+            return Ok(());
+        }
         None => {}
     }
     let opts = opts.run;

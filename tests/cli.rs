@@ -156,3 +156,40 @@ fn freq_max_list_shows_sources_choices_and_the_choice_in_force() {
         assert!(text.contains(part), "{part} missing in {text}");
     }
 }
+
+/// `scx_cadence topology` on a recorded POWER9 tree prints the interleaved
+/// small cores inside their big core.
+#[test]
+fn topology_prints_small_cores_inside_big_cores() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/topology/power9-smt8");
+    let out = scx_cadence(&["topology", "--sysfs", root.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(
+            "    big core 1: CPUs 8-15 (2 small cores)\n      small core 2: CPUs 8,10,12,14\n"
+        ),
+        "{text}"
+    );
+}
+
+/// A topology file that does not fit the machine is refused in one line
+/// that names the offending line.
+#[test]
+fn bad_topology_file_is_refused_with_its_line() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/topology/no-smt");
+    let file = std::env::temp_dir().join(format!("scx_cadence-topo-{}", std::process::id()));
+    std::fs::write(&file, "small 0,1\nsmall 1,2,3\n").unwrap();
+    let line = refused(&[
+        "topology",
+        "--sysfs",
+        root.to_str().unwrap(),
+        "--topology",
+        file.to_str().unwrap(),
+    ]);
+    std::fs::remove_file(&file).unwrap();
+    assert!(
+        line.contains("line 2: `small 1,2,3`: CPU 1 is already in the small group on line 1"),
+        "{line}"
+    );
+}

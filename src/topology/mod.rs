@@ -1,13 +1,46 @@
-//! The CPU → LLC map that the BPF side needs for its per-LLC DSQs.
+//! The machine's CPUs.
 //!
-//! It comes from scx_utils' Topology, which reads LLC ids from sysfs correctly;
+//! `hierarchy`, `sysfs`, `file` and `show`: CPU → small core → big core →
+//! LLC → NUMA node, read from sysfs or a hand-written file, and printed by
+//! `scx_cadence topology`. scx_utils' Topology assumes two threads per core
+//! and cannot see POWER9's small cores or E-core clusters, hence our own.
+//!
+//! `LlcMap` (below): the CPU → LLC map that the BPF side needs for its
+//! per-LLC DSQs, from scx_utils' Topology, which reads LLC ids correctly;
 //! the kernel's LLC ids may be sparse, the BPF tables want them dense.
 
-use std::collections::{BTreeMap, BTreeSet};
+pub mod cpulist;
+pub mod file;
+pub mod hierarchy;
+#[cfg(test)]
+mod hierarchy_tests;
+pub mod show;
+pub mod sysfs;
 
-use anyhow::{Result, bail};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use anyhow::{Context, Result, bail};
 
 use crate::bpf_intf;
+
+/// The hierarchy of this machine (sysfs at @sys_root), or of @file, which
+/// must name this machine's online CPUs; with a word on where it came from.
+pub fn read_hierarchy(
+    sys_root: &Path,
+    file: Option<&Path>,
+) -> Result<(hierarchy::Hierarchy, String)> {
+    let machine = sysfs::read(sys_root);
+    let Some(path) = file else {
+        return Ok((machine, format!("{}", sys_root.display())));
+    };
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("reading topology file {}", path.display()))?;
+    let online: BTreeSet<u32> = machine.cpus.keys().copied().collect();
+    let h =
+        file::parse(&text, &online).with_context(|| format!("topology file {}", path.display()))?;
+    Ok((h, path.display().to_string()))
+}
 
 /// Dense LLC indices for the online CPUs.
 #[derive(Debug, Clone, PartialEq, Eq)]
