@@ -1,5 +1,5 @@
 // Compiles bpf/ into the scheduler's skeleton (OUT_DIR/bpf_skel.rs), the
-// test-only PELT and perf programs into OUT_DIR/{pelt,perf}_test_skel.rs, and turns
+// test-only PELT, perf and placement programs into OUT_DIR/*_test_skel.rs, and turns
 // bpf/intf.h into Rust bindings (OUT_DIR/bpf_intf.rs). scx_cargo ships the
 // sched_ext headers and vmlinux.h. It runs $BPF_CLANG (default `clang`),
 // which must be clang >= 16: on Debian 12, `export BPF_CLANG=clang-19`.
@@ -26,4 +26,10 @@ fn main() {
         .enable_skel("bpf/perf_test.bpf.c", "perf_test")
         .build()
         .expect("building the BPF perf test program failed");
+    // And for bpf/place.bpf.h, the small-core placement search.
+    scx_cargo::BpfBuilder::new()
+        .expect(NO_CLANG)
+        .enable_skel("bpf/place_test.bpf.c", "place_test")
+        .build()
+        .expect("building the BPF placement test program failed");
 }

@@ -95,6 +95,9 @@ struct cadence_policy {
 	u64 perf_interval_ns;
 	/* How long a lower target must be asked for before it is requested (ns). */
 	u64 perf_down_hold_ns;
+	/* enum cadence_place_order: how waking tasks find an idle CPU. */
+	u32 place_order;
+	u32 __pad_place;
 };
 
 /*
@@ -168,9 +171,22 @@ struct cadence_cpu_stats {
 	u64 tick_preempt;
 	/* Policy copies this CPU refreshed after a change. */
 	u64 policy_refresh;
+	/*
+	 * The small-core order (enum cadence_place_level): where a waking or
+	 * enqueued task found its idle CPU, or place_busy if none.
+	 */
+	u64 place_prev_small;
+	u64 place_idle_big;
+	u64 place_idle_small;
+	u64 place_near_small;
+	u64 place_near_big;
+	u64 place_near_llc;
+	u64 place_any;
+	u64 place_busy;
 };
 
 #include "intf_util.h"
 #include "intf_perf.h"
+#include "intf_place.h"
 
 #endif /* __CADENCE_INTF_H */

@@ -1,6 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Idle-CPU selection. Order, best first:
+ * Idle-CPU selection. With the policy's placement.order = "small_core"
+ * (the default), place.bpf.h's small-core search, on the topology table the
+ * loader writes. With "core", the plain order below, on the kernel's
+ * idle-SMT mask (which is the small core only where the kernel's SMT
+ * siblings are, e.g. x86 SMT, not POWER9's interleaved halves as sysfs
+ * shows them). The "core" order, best first:
  *   1. the previous CPU, if its whole SMT core is idle (warm caches, no
  *      sibling contention);
  *   2. a fully idle core in the previous CPU's LLC;
@@ -16,6 +21,30 @@
  */
 #ifndef __CADENCE_PLACEMENT_BPF_H
 #define __CADENCE_PLACEMENT_BPF_H
+
+#include "place.bpf.h"
+
+/* The machine for the small-core order, written by the loader before attach. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, u32);
+	__type(value, struct cadence_topo);
+	__uint(max_entries, 1);
+} place_topo SEC(".maps");
+
+/*
+ * Each CPU's search inputs: too large for the BPF stack. Only the owning
+ * CPU uses its copy, in select_cpu() or enqueue(), which do not nest.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, u32);
+	__type(value, struct cadence_place_in);
+	__uint(max_entries, 1);
+} place_in SEC(".maps");
+
+/* Claims a found CPU at most this often before giving up on the search. */
+#define CADENCE_PLACE_TRIES 3
 
 /* A task that can run on one CPU only, for now or for good. */
 static __always_inline bool task_pinned(const struct task_struct *p)
@@ -51,6 +80,96 @@ static __always_inline void count_select(enum cadence_select_step step)
 	}
 }
 
+/* Count the level at which the small-core search ended. */
+static __always_inline void count_place(u32 level)
+{
+	switch (level) {
+	case CADENCE_PLACE_PREV_SMALL:
+		stat_inc(place_prev_small);
+		break;
+	case CADENCE_PLACE_IDLE_BIG:
+		stat_inc(place_idle_big);
+		break;
+	case CADENCE_PLACE_IDLE_SMALL:
+		stat_inc(place_idle_small);
+		break;
+	case CADENCE_PLACE_NEAR_SMALL:
+		stat_inc(place_near_small);
+		break;
+	case CADENCE_PLACE_NEAR_BIG:
+		stat_inc(place_near_big);
+		break;
+	case CADENCE_PLACE_NEAR_LLC:
+		stat_inc(place_near_llc);
+		break;
+	case CADENCE_PLACE_ANY:
+		stat_inc(place_any);
+		break;
+	default:
+		stat_inc(place_busy);
+		break;
+	}
+}
+
+/*
+ * Copy the first words of a kernel cpumask covering the machine's CPUs,
+ * zeroing the rest; false if it cannot be read.
+ */
+static __always_inline bool mask_words(u64 *words, const struct cpumask *mask, u32 nr_words)
+{
+	u32 size = nr_words * sizeof(u64);
+
+	__builtin_memset(words, 0, CADENCE_CPU_WORDS * sizeof(u64));
+	if (size > CADENCE_CPU_WORDS * sizeof(u64))
+		size = CADENCE_CPU_WORDS * sizeof(u64);
+	return !bpf_probe_read_kernel(words, size, mask);
+}
+
+/*
+ * The small-core order (place.bpf.h) on the kernel's own idle mask, which
+ * knows of every CPU claimed with scx_bpf_test_and_clear_cpu_idle() at
+ * once: a found CPU is claimed, and if another waker got it first, the
+ * search runs again without it.
+ */
+static s32 pick_small_core(const struct cadence_policy *pol, struct task_struct *p, s32 prev_cpu,
+			   bool record)
+{
+	const struct cadence_topo *t;
+	struct cadence_place_in *in;
+	const struct cpumask *idle;
+	u32 zero = 0, level = CADENCE_PLACE_BUSY, nr_words, i;
+	s32 cpu = -EBUSY;
+	bool ok;
+
+	t = bpf_map_lookup_elem(&place_topo, &zero);
+	in = bpf_map_lookup_elem(&place_in, &zero);
+	if (!t || !in)
+		return -ENOENT;
+	nr_words = (t->nr_cpus + 63) / 64;
+	idle = scx_bpf_get_idle_cpumask();
+	ok = mask_words(in->idle, idle, nr_words);
+	scx_bpf_put_idle_cpumask(idle);
+	if (!ok || !mask_words(in->allowed, p->cpus_ptr, nr_words))
+		goto out;
+	in->prev = prev_cpu;
+	in->spread = pol->idle_core_first;
+	for (i = 0; i < CADENCE_PLACE_TRIES; i++) {
+		cpu = place_search(t, in, &level);
+		if (cpu < 0)
+			break;
+		if (scx_bpf_test_and_clear_cpu_idle(cpu))
+			goto out;
+		/* Taken meanwhile: search again without it. */
+		in->idle[(cpu >> 6) & (CADENCE_CPU_WORDS - 1)] &= ~(1ULL << (cpu & 63));
+		cpu = -EBUSY;
+		level = CADENCE_PLACE_BUSY;
+	}
+out:
+	if (record)
+		count_place(level);
+	return cpu;
+}
+
 /*
  * Claim an idle CPU for @p near @prev_cpu, or return -EBUSY. With @record,
  * the step that succeeded (or SELECT_BUSY) is counted in the stats.
@@ -69,6 +188,8 @@ static s32 pick_idle_cpu(const struct cadence_policy *pol, struct task_struct *p
 		outcome = cpu >= 0 ? CADENCE_SELECT_PREV_CPU : CADENCE_SELECT_BUSY;
 		goto out;
 	}
+	if (pol->place_order == CADENCE_ORDER_SMALL_CORE)
+		return pick_small_core(pol, p, prev_cpu, record);
 
 	llc_allowed = this_scratch_mask();
 	llc = llc_cpumask(cpu_llc_id(prev_cpu));

@@ -4,3 +4,10 @@
 #![allow(non_snake_case)]
 #![allow(dead_code)]
 include!(concat!(env!("OUT_DIR"), "/bpf_intf.rs"));
+
+/// The raw bytes of a plain-old-data map value.
+pub fn as_bytes<T: Copy>(value: &T) -> &[u8] {
+    // SAFETY: T is a bindgen struct of integers without implicit padding
+    // (bpf/intf.h lays them out so); reading its bytes is sound.
+    unsafe { std::slice::from_raw_parts((value as *const T).cast(), std::mem::size_of::<T>()) }
+}

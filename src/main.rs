@@ -103,6 +103,11 @@ pub struct RunOpts {
     #[clap(long, value_name = "MHZ", hide = true)]
     pub test_freq_inject: Option<u32>,
 
+    /// Describe the CPUs by hand instead of reading sysfs: small, big,
+    /// llc and node lines of CPU lists (see `scx_cadence topology --help`).
+    #[clap(long, value_name = "FILE")]
+    pub topology: Option<PathBuf>,
+
     /// Test only: cpufreq targets follow the util in the util_inject map
     /// instead of PELT, so that VM tests can drive the deadband exactly.
     #[clap(long, hide = true)]

@@ -16,7 +16,7 @@ use scx_stats::prelude::*;
 use scx_utils::{UserExitInfo, scx_ops_attach, scx_ops_load, scx_ops_open, uei_exited, uei_report};
 
 use crate::RunOpts;
-use crate::bpf_intf;
+use crate::bpf_intf::{self, as_bytes};
 use crate::bpf_skel::*;
 use crate::control::server::{Pending, Server};
 use crate::freq::FreqSource;
@@ -24,7 +24,7 @@ use crate::instance::{InstanceLock, LOCK_FILE};
 use crate::pins::Pins;
 use crate::policy::Live;
 use crate::stats::{self, CpuMetrics, CpuPerf, CpuUtil, Metrics};
-use crate::topology::LlcMap;
+use crate::topology::{self, LlcMap};
 
 pub const SCHEDULER_NAME: &str = "scx_cadence";
 
@@ -54,11 +54,18 @@ impl<'a> Scheduler<'a> {
     ) -> Result<Self> {
         scx_utils::try_set_rlimit_infinity();
 
-        let llcs = LlcMap::probe().context("reading the CPU topology")?;
+        let (hier, source) = topology::read_hierarchy(Path::new("/sys"), opts.topology.as_deref())?;
+        for note in &hier.notes {
+            warn!("topology: {note}");
+        }
+        let llcs = LlcMap::from_hierarchy(&hier).context("reading the CPU topology")?;
+        let place_table = topology::table::build(&hier)?;
         info!(
-            "{SCHEDULER_NAME} {}: {} CPUs in {} LLCs, policy {} (generation {})",
+            "{SCHEDULER_NAME} {}: {} CPUs in {} small cores, {} big cores, {} LLCs (from {source}), policy {} (generation {})",
             env!("CARGO_PKG_VERSION"),
             llcs.cpu_llc.len(),
+            hier.small.len(),
+            hier.big.len(),
             llcs.nr_llcs(),
             live.current().name,
             live.generation()
@@ -96,6 +103,10 @@ impl<'a> Scheduler<'a> {
         // The callbacks refuse to run without a policy: write it first.
         live.write(&skel.maps.policy, &skel.maps.policy_state)?;
         freq_source.install(&skel.maps.aperf_events, &skel.maps.mperf_events)?;
+        skel.maps
+            .place_topo
+            .update(&0u32.to_ne_bytes(), as_bytes(&*place_table), MapFlags::ANY)
+            .context("writing the place_topo map")?;
 
         let mut pins = Pins::create(&opts.pin_dir)?;
         for map in [
@@ -107,6 +118,7 @@ impl<'a> Scheduler<'a> {
             &mut skel.maps.freq_inject,
             &mut skel.maps.cpu_perf,
             &mut skel.maps.util_inject,
+            &mut skel.maps.place_topo,
         ] {
             pins.add(map)?;
         }

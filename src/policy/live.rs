@@ -9,7 +9,7 @@ use libbpf_rs::{MapCore, MapFlags};
 use log::{info, warn};
 
 use super::{Named, Source};
-use crate::bpf_intf;
+use crate::bpf_intf::{self, as_bytes};
 use crate::control::{Reply, Request};
 use crate::freq::FreqTable;
 
@@ -19,13 +19,6 @@ pub struct Live {
     generation: u64,
     /// This machine's frequencies, which freq.max resolves against.
     freq: FreqTable,
-}
-
-/// The raw bytes of a plain-old-data map value.
-fn as_bytes<T: Copy>(value: &T) -> &[u8] {
-    // SAFETY: T is a bindgen struct of integers without implicit padding
-    // (bpf/intf.h lays them out so); reading its bytes is sound.
-    unsafe { std::slice::from_raw_parts((value as *const T).cast(), std::mem::size_of::<T>()) }
 }
 
 impl Live {

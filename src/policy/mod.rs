@@ -35,6 +35,8 @@ pub struct Slice {
 #[serde(deny_unknown_fields)]
 pub struct Placement {
     pub idle_core_first: bool,
+    /// small_core or core (schema::PLACE_ORDERS).
+    pub order: String,
 }
 
 /// Frequency: what a ratio of 1024 stands for.
@@ -167,6 +169,10 @@ impl Policy {
         pol.slice_min_ns = self.slice.min_us * 1000;
         pol.slice_lag_ns = self.slice.lag_us * 1000;
         pol.idle_core_first = self.placement.idle_core_first as u32;
+        pol.place_order = schema::PLACE_ORDERS
+            .iter()
+            .position(|o| *o == self.placement.order)
+            .expect("placement.order was checked when parsed") as u32;
         let fmax = freq.resolve(self.freq_max())?;
         fmax.fill(freq, &mut pol);
         self.cpufreq.fill(freq, fmax.mhz, &mut pol)?;

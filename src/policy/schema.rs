@@ -73,6 +73,13 @@ pub const FIELDS: &[Field] = &[
         doc: "Wake tasks on a fully idle SMT core before an idle sibling thread",
     },
     Field {
+        key: "placement.order",
+        kind: Kind::Choice {
+            values: &PLACE_ORDERS,
+        },
+        doc: "small_core: spread over small cores first (POWER9 halves, E-core clusters); core: the plain prev/idle-core order, for comparison",
+    },
+    Field {
         key: "freq.max",
         // The seed's choices; which exist depends on the machine and is
         // checked when the policy is put in force (freq-max --list).
@@ -153,6 +160,9 @@ pub const FIELDS: &[Field] = &[
         doc: "Emulate schedutil's iowait boost, for comparisons only (off: iowait is never an input)",
     },
 ];
+
+/// placement.order's words, in enum cadence_place_order order.
+pub const PLACE_ORDERS: [&str; 2] = ["small_core", "core"];
 
 /// cpufreq.mode's words, in enum cadence_perf_mode order.
 pub const PERF_MODES: [&str; 3] = ["util", "performance", "powersave"];

@@ -254,6 +254,7 @@ proptest! {
         min_frac in 0.0f64..=1.0,
         lag in 0u64..=1_000_000,
         idle_core_first: bool,
+        place_order in 0usize..2,
         freq_max in prop_oneof![
             Just("auto".to_string()),
             Just("base".to_string()),
@@ -273,7 +274,10 @@ proptest! {
         let min = (50 + ((max.max(50) - 50) as f64 * min_frac) as u64).min(max);
         let p = Policy {
             slice: Slice { max_us: max, min_us: min, lag_us: lag },
-            placement: Placement { idle_core_first },
+            placement: Placement {
+                idle_core_first,
+                order: schema::PLACE_ORDERS[place_order].to_string(),
+            },
             freq: Freq { max: freq_max },
             cpufreq: Cpufreq {
                 mode: schema::PERF_MODES[mode].to_string(),

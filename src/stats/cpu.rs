@@ -68,6 +68,14 @@ cpu_metrics! {
     dispatch_keep: "Slice refills for a task that stayed first in virtual time",
     tick_preempt: "Slices cut short by the tick because others were waiting",
     policy_refresh: "Times this CPU refreshed its policy copy after a change",
+    place_prev_small: "Small-core order: placed on the previous CPU, its whole small core idle",
+    place_idle_big: "Small-core order: placed in a fully idle big core of the LLC",
+    place_idle_small: "Small-core order: placed in a fully idle small core of a busy big core",
+    place_near_small: "Small-core order: an idle thread of the previous CPU's small core",
+    place_near_big: "Small-core order: an idle thread of another small core of the previous big core",
+    place_near_llc: "Small-core order: an idle thread elsewhere in the previous CPU's LLC",
+    place_any: "Small-core order: any idle CPU (another LLC)",
+    place_busy: "Small-core order: no idle CPU the task may use",
 }
 
 /// Reads one CPU's raw map value (bytes as the kernel returns them).
@@ -83,7 +91,7 @@ pub fn parse_raw(raw: &[u8]) -> Option<bpf_intf::cadence_cpu_stats> {
 /// One line of counters, grouped as `--stats` prints them.
 pub fn format_counters(m: &CpuMetrics) -> String {
     format!(
-        "wake: prev-core {} llc-core {} core {} prev {} llc {} any {} busy {} | enq: pinned {} idle {} llc {} | dsp: own {} llc {} steal {} keep {} | preempt {} | policy gen {} refresh {}",
+        "wake: prev-core {} llc-core {} core {} prev {} llc {} any {} busy {} | place: prev-small {} idle-big {} idle-small {} near-small {} near-big {} near-llc {} any {} busy {} | enq: pinned {} idle {} llc {} | dsp: own {} llc {} steal {} keep {} | preempt {} | policy gen {} refresh {}",
         m.select_prev_core,
         m.select_llc_core,
         m.select_any_core,
@@ -91,6 +99,14 @@ pub fn format_counters(m: &CpuMetrics) -> String {
         m.select_llc_cpu,
         m.select_any_cpu,
         m.select_busy,
+        m.place_prev_small,
+        m.place_idle_big,
+        m.place_idle_small,
+        m.place_near_small,
+        m.place_near_big,
+        m.place_near_llc,
+        m.place_any,
+        m.place_busy,
         m.enq_pinned,
         m.enq_idle,
         m.enq_llc,

@@ -172,3 +172,32 @@ fn bad_topology_files_name_the_line() {
         assert!(e.contains(want), "for {text:?}: got `{e}`, want `{want}`");
     }
 }
+
+#[test]
+fn the_bpf_table_numbers_each_llcs_big_cores_consecutively() {
+    // x86-smt2: CPUs of the two sockets interleave (0,1,4,5 and 2,3,6,7).
+    let t = super::table::build(&read("x86-smt2")).unwrap();
+    assert_eq!((t.nr_cpus, t.nr_small, t.nr_big, t.nr_llc), (8, 4, 4, 2));
+    assert_eq!((t.llc_first_big[0], t.llc_nr_big[0]), (0, 2));
+    assert_eq!((t.llc_first_big[1], t.llc_nr_big[1]), (2, 2));
+    for cpu in 0..8u32 {
+        let small = t.cpu_small[cpu as usize] as usize;
+        let big = t.small_big[small] as usize;
+        let llc = t.big_llc[big] as usize;
+        let want_llc = if cpu % 4 < 2 { 0 } else { 1 };
+        assert_eq!(llc, want_llc, "CPU {cpu}");
+        let n = t.small_nr_cpus[small] as usize;
+        assert!(t.small_cpus[small][..n].contains(&cpu));
+    }
+    // POWER9: the two interleaved halves of big core 0 are small cores 0, 1.
+    let t = super::table::build(&read("power9-smt8")).unwrap();
+    assert_eq!((t.big_first_small[0], t.big_nr_small[0]), (0, 2));
+    assert_eq!(&t.small_cpus[1][..4], &[1, 3, 5, 7]);
+}
+
+#[test]
+fn the_bpf_table_refuses_what_it_cannot_hold() {
+    let h = file::parse("small 0-8\n", &online(9)).unwrap();
+    let e = super::table::build(&h).unwrap_err().to_string();
+    assert!(e.contains("a small core of 9 threads"), "{e}");
+}

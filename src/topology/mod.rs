@@ -2,20 +2,24 @@
 //!
 //! `hierarchy`, `sysfs`, `file` and `show`: CPU → small core → big core →
 //! LLC → NUMA node, read from sysfs or a hand-written file, and printed by
-//! `scx_cadence topology`. scx_utils' Topology assumes two threads per core
+//! `scx_cadence topology`; `table`: the same as the BPF placement search
+//! reads it. scx_utils' Topology assumes two threads per core
 //! and cannot see POWER9's small cores or E-core clusters, hence our own.
 //!
 //! `LlcMap` (below): the CPU → LLC map that the BPF side needs for its
-//! per-LLC DSQs, from scx_utils' Topology, which reads LLC ids correctly;
-//! the kernel's LLC ids may be sparse, the BPF tables want them dense.
+//! per-LLC DSQs, dense indices, taken from the hierarchy so that the DSQs
+//! and the placement search agree on what an LLC is.
 
 pub mod cpulist;
 pub mod file;
 pub mod hierarchy;
 #[cfg(test)]
 mod hierarchy_tests;
+#[cfg(test)]
+mod place_tests;
 pub mod show;
 pub mod sysfs;
+pub mod table;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -91,10 +95,9 @@ impl LlcMap {
         })
     }
 
-    /// Reads the running machine's topology.
-    pub fn probe() -> Result<Self> {
-        let topo = scx_utils::Topology::new()?;
-        Self::from_pairs(topo.all_cpus.values().map(|cpu| (cpu.id, cpu.llc_id)))
+    /// The LLCs of @h.
+    pub fn from_hierarchy(h: &hierarchy::Hierarchy) -> Result<Self> {
+        Self::from_pairs(h.cpus.iter().map(|(&cpu, p)| (cpu as usize, p.llc)))
     }
 
     pub fn nr_llcs(&self) -> usize {

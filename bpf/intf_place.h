@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Big-core-aware placement: the topology table and the search's inputs,
+ * shared by BPF (place.bpf.h, placement.bpf.h), the syscall test program
+ * (place_test.bpf.c) and the Rust loader (bindgen via intf.h). Plain C.
+ */
+#ifndef __CADENCE_INTF_PLACE_H
+#define __CADENCE_INTF_PLACE_H
+
+enum cadence_place_consts {
+	/*
+	 * Most threads in one small core: POWER9/10 small cores have 4, x86
+	 * SMT cores 2; 8 covers an SMT8 core that shares one L1. The loader
+	 * refuses larger ones instead of truncating them.
+	 */
+	CADENCE_MAX_SMT = 8,
+	/* u64 words of a CPU bitmap: CADENCE_MAX_CPUS / 64. */
+	CADENCE_CPU_WORDS = CADENCE_MAX_CPUS / 64,
+	/* "no CPU" in the topology table (an offline or absent CPU). */
+	CADENCE_NO_GROUP = 0xffffffff,
+};
+
+/*
+ * Where a placement search found its CPU, best first; counted per level.
+ * Levels 1-3 look for idle CPUs whose whole small (or big) core is idle;
+ * 4 takes an idle thread next to the previous CPU.
+ */
+enum cadence_place_level {
+	/* 1. The previous CPU: its whole small core is idle. */
+	CADENCE_PLACE_PREV_SMALL = 0,
+	/* 2. A CPU of a fully idle big core in the previous CPU's LLC. */
+	CADENCE_PLACE_IDLE_BIG = 1,
+	/* 3. A CPU of a fully idle small core in a busy big core (LLC). */
+	CADENCE_PLACE_IDLE_SMALL = 2,
+	/* 4a. An idle thread of the previous CPU's small core. */
+	CADENCE_PLACE_NEAR_SMALL = 3,
+	/* 4b. An idle thread of another small core of the previous big core. */
+	CADENCE_PLACE_NEAR_BIG = 4,
+	/* 4c. An idle thread elsewhere in the previous CPU's LLC. */
+	CADENCE_PLACE_NEAR_LLC = 5,
+	/* 5. Any idle CPU the task may use. */
+	CADENCE_PLACE_ANY = 6,
+	/* No idle CPU the task may use. */
+	CADENCE_PLACE_BUSY = 7,
+	CADENCE_PLACE_LEVELS = 8,
+};
+
+/* How waking tasks are placed (the policy's placement.order). */
+enum cadence_place_order {
+	/* Small cores first (place.bpf.h): the order above. */
+	CADENCE_ORDER_SMALL_CORE = 0,
+	/* The plain prev / idle-core order with the kernel's SMT mask. */
+	CADENCE_ORDER_CORE = 1,
+};
+
+/*
+ * The machine as the placement search sees it (the one-entry `topo` map,
+ * filled by the loader before attach). Big cores are numbered so that the
+ * big cores of an LLC are consecutive, and small cores so that the small
+ * cores of a big core are.
+ */
+struct cadence_topo {
+	/* One past the highest CPU id; 0..nr_cpus-1 index the CPU tables. */
+	u32 nr_cpus;
+	u32 nr_small;
+	u32 nr_big;
+	u32 nr_llc;
+	/* Small core of each CPU, CADENCE_NO_GROUP if it is not online. */
+	u32 cpu_small[CADENCE_MAX_CPUS];
+	/* Each small core: its CPUs and how many, and its big core. */
+	u32 small_cpus[CADENCE_MAX_CPUS][CADENCE_MAX_SMT];
+	u32 small_nr_cpus[CADENCE_MAX_CPUS];
+	u32 small_big[CADENCE_MAX_CPUS];
+	/* Each big core: its first small core and how many, and its LLC. */
+	u32 big_first_small[CADENCE_MAX_CPUS];
+	u32 big_nr_small[CADENCE_MAX_CPUS];
+	u32 big_llc[CADENCE_MAX_CPUS];
+	/* Each LLC: its first big core and how many. */
+	u32 llc_first_big[CADENCE_MAX_LLCS];
+	u32 llc_nr_big[CADENCE_MAX_LLCS];
+};
+
+/*
+ * One search's inputs: the CPUs that are idle and the CPUs the task may
+ * use, a bit each, and the previous CPU; plus whether to spread (look for
+ * whole idle cores first) or pack (the policy's idle_core_first off).
+ */
+struct cadence_place_in {
+	u64 idle[CADENCE_CPU_WORDS];
+	u64 allowed[CADENCE_CPU_WORDS];
+	s32 prev;
+	u32 spread;
+};
+
+/* One test run: a search per input, over the `topo` map's machine. */
+struct cadence_place_test {
+	struct cadence_place_in in;
+	s32 cpu;
+	u32 level;
+};
+
+#endif /* __CADENCE_INTF_PLACE_H */

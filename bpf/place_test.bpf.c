@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Test-only BPF object: a SEC("syscall") program that runs place.bpf.h,
+ * the scheduler's placement search, on a machine written into its
+ * place_topo map and on idle/allowed masks given through
+ * BPF_PROG_TEST_RUN. It needs no sched_ext; src/topology/place_tests.rs
+ * says what each case expects.
+ */
+/* Not scx/common.bpf.h: these tests must load on hosts without sched_ext. */
+#include <vmlinux.h>
+#include <bpf/bpf_helpers.h>
+
+#include "intf.h"
+#include "place.bpf.h"
+
+char _license[] SEC("license") = "GPL";
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, u32);
+	__type(value, struct cadence_topo);
+	__uint(max_entries, 1);
+} place_topo SEC(".maps");
+
+/* The search's inputs, copied out of the context (constant offsets only). */
+struct cadence_place_in place_work;
+
+SEC("syscall")
+int place_run(struct cadence_place_test *ctx)
+{
+	const struct cadence_topo *t;
+	u32 zero = 0, level;
+	s32 cpu;
+
+	t = bpf_map_lookup_elem(&place_topo, &zero);
+	if (!t || bpf_probe_read_kernel(&place_work, sizeof(place_work), &ctx->in)) {
+		ctx->cpu = -22;
+		return 0;
+	}
+	cpu = place_search(t, &place_work, &level);
+	ctx->cpu = cpu;
+	ctx->level = level;
+	return 0;
+}

@@ -1,0 +1,187 @@
+//! bpf/place.bpf.h, the placement search the scheduler runs, run in the
+//! host kernel through BPF_PROG_TEST_RUN of bpf/place_test.bpf.c on
+//! machines built by the loader's own code (file.rs, sysfs.rs, table.rs)
+//! and hand-made idle masks: each level of the order picks the CPU it
+//! should. Needs root (CAP_BPF); it does not need sched_ext.
+
+use std::collections::BTreeSet;
+use std::mem::MaybeUninit;
+use std::path::Path;
+
+use libbpf_rs::skel::{OpenSkel, SkelBuilder};
+use libbpf_rs::{MapCore, MapFlags, ProgramInput};
+
+use super::hierarchy::Hierarchy;
+use super::{file, sysfs, table};
+use crate::bpf_intf::{self, as_bytes};
+
+mod skel {
+    include!(concat!(env!("OUT_DIR"), "/place_test_skel.rs"));
+}
+
+use bpf_intf::cadence_place_level as L;
+
+const PREV_SMALL: L = bpf_intf::cadence_place_level_CADENCE_PLACE_PREV_SMALL;
+const IDLE_BIG: L = bpf_intf::cadence_place_level_CADENCE_PLACE_IDLE_BIG;
+const IDLE_SMALL: L = bpf_intf::cadence_place_level_CADENCE_PLACE_IDLE_SMALL;
+const NEAR_SMALL: L = bpf_intf::cadence_place_level_CADENCE_PLACE_NEAR_SMALL;
+const NEAR_BIG: L = bpf_intf::cadence_place_level_CADENCE_PLACE_NEAR_BIG;
+const NEAR_LLC: L = bpf_intf::cadence_place_level_CADENCE_PLACE_NEAR_LLC;
+const ANY: L = bpf_intf::cadence_place_level_CADENCE_PLACE_ANY;
+const BUSY: L = bpf_intf::cadence_place_level_CADENCE_PLACE_BUSY;
+
+/// The search loaded with one machine.
+struct Search {
+    skel: skel::PlaceTestSkel<'static>,
+    nr_cpus: u32,
+}
+
+impl Search {
+    fn new(h: &Hierarchy) -> Search {
+        let open_object = Box::leak(Box::new(MaybeUninit::uninit()));
+        let open = skel::PlaceTestSkelBuilder::default()
+            .open(open_object)
+            .expect("opening the placement test BPF object");
+        let skel = open
+            .load()
+            .expect("loading the placement test program failed: these tests need root");
+        let t = table::build(h).unwrap();
+        skel.maps
+            .place_topo
+            .update(&0u32.to_ne_bytes(), as_bytes(&*t), MapFlags::ANY)
+            .expect("writing the place_topo map");
+        Search {
+            skel,
+            nr_cpus: t.nr_cpus,
+        }
+    }
+
+    /// Searches for a task last on @prev, the CPUs in @busy not idle, the
+    /// task allowed on @allowed (None: everywhere).
+    fn run(&self, prev: i32, busy: &[u32], allowed: Option<&[u32]>, spread: bool) -> (i32, L) {
+        // SAFETY: plain-data struct from bindgen; all zeroes is valid.
+        let mut ctx: bpf_intf::cadence_place_test = unsafe { std::mem::zeroed() };
+        let busy: BTreeSet<u32> = busy.iter().copied().collect();
+        for cpu in 0..self.nr_cpus {
+            let bit = 1u64 << (cpu % 64);
+            if !busy.contains(&cpu) {
+                ctx.in_.idle[(cpu / 64) as usize] |= bit;
+            }
+            if allowed.is_none_or(|a| a.contains(&cpu)) {
+                ctx.in_.allowed[(cpu / 64) as usize] |= bit;
+            }
+        }
+        ctx.in_.prev = prev;
+        ctx.in_.spread = spread as u32;
+        // SAFETY: the kernel reads and writes back exactly size_of(ctx) bytes.
+        let bytes = unsafe {
+            std::slice::from_raw_parts_mut(
+                (&mut ctx as *mut bpf_intf::cadence_place_test).cast::<u8>(),
+                std::mem::size_of_val(&ctx),
+            )
+        };
+        let input = ProgramInput {
+            context_in: Some(bytes),
+            ..Default::default()
+        };
+        self.skel
+            .progs
+            .place_run
+            .test_run(input)
+            .expect("BPF_PROG_TEST_RUN of place_run");
+        assert_ne!(ctx.cpu, -22, "place_run could not read its input");
+        (ctx.cpu, ctx.level)
+    }
+}
+
+fn online(n: u32) -> BTreeSet<u32> {
+    (0..n).collect()
+}
+
+/// Two POWER9-like big cores (interleaved SMT4 halves) sharing one LLC.
+fn two_big_cores() -> Hierarchy {
+    let text = "small 0,2,4,6\nsmall 1,3,5,7\nsmall 8,10,12,14\nsmall 9,11,13,15\n\
+                big 0-7\nbig 8-15\nllc 0-15\n";
+    file::parse(text, &online(16)).unwrap()
+}
+
+#[test]
+fn each_level_picks_the_expected_cpu() {
+    let s = Search::new(&two_big_cores());
+    // 1. prev's whole small core idle.
+    assert_eq!(s.run(2, &[], None, true), (2, PREV_SMALL));
+    // 2. prev's small core busy: the other, fully idle big core.
+    assert_eq!(s.run(2, &[0], None, true), (8, IDLE_BIG));
+    // 3. No idle big core: the idle small core of prev's big core.
+    assert_eq!(s.run(2, &[0, 8], None, true), (1, IDLE_SMALL));
+    // ... and of another big core when prev's has none.
+    assert_eq!(s.run(2, &[0, 1, 8], None, true), (9, IDLE_SMALL));
+    // 4a. No whole small core: the small core of prev's big core with
+    // the most idle threads, prev's own on a tie, prev itself if idle.
+    assert_eq!(s.run(2, &[0, 1, 8, 9], None, true), (2, NEAR_SMALL));
+    // 4b. The sibling small core has more idle threads.
+    assert_eq!(s.run(2, &[0, 2, 1, 8, 9], None, true), (3, NEAR_BIG));
+    // 4c. prev's big core full: the LLC.
+    let full: Vec<u32> = (0..8).chain([8, 9]).collect();
+    assert_eq!(s.run(2, &full, None, true), (10, NEAR_LLC));
+    // Nothing idle.
+    let all: Vec<u32> = (0..16).collect();
+    assert_eq!(s.run(2, &all, None, true), (-1, BUSY));
+    // Allowed CPUs are respected at every level.
+    assert_eq!(s.run(2, &[], Some(&[15]), true), (15, IDLE_BIG));
+    assert_eq!(s.run(2, &[0, 8], Some(&[3, 5]), true), (3, IDLE_SMALL));
+}
+
+#[test]
+fn another_llc_only_when_nothing_near_is_idle() {
+    // POWER9 SMT8 fixture: an LLC per big core.
+    let s = Search::new(&sysfs::read(&fixture("power9-smt8")));
+    let near: Vec<u32> = (0..8).collect();
+    assert_eq!(s.run(2, &near, None, true), (8, ANY));
+    assert_eq!(s.run(2, &[0], None, true), (1, IDLE_SMALL));
+}
+
+#[test]
+fn four_tasks_from_one_parent_split_two_and_two() {
+    // The seed's "optimal placement": one SMT8 big core, the parent on CPU
+    // 0, four CPU-bound children placed one after the other.
+    let h = file::parse("small 0,2,4,6\nsmall 1,3,5,7\nbig 0-7\n", &online(8)).unwrap();
+    let s = Search::new(&h);
+    let mut busy = vec![0];
+    for _ in 0..4 {
+        let (cpu, _) = s.run(0, &busy, None, true);
+        busy.push(cpu as u32);
+    }
+    let children = &busy[1..];
+    let even = children.iter().filter(|c| *c % 2 == 0).count();
+    assert_eq!(even, 2, "children on {children:?}: not 2 per small core");
+    // Two children: one per small core.
+    assert_ne!(children[0] % 2, children[1] % 2, "{children:?}");
+}
+
+#[test]
+fn packing_fills_the_busiest_small_core_first() {
+    let s = Search::new(&two_big_cores());
+    assert_eq!(s.run(2, &[], None, false), (2, NEAR_SMALL));
+    assert_eq!(s.run(2, &[0, 2, 4], None, false), (6, NEAR_SMALL));
+    // prev's small core full: its sibling, then the LLC.
+    assert_eq!(s.run(2, &[0, 2, 4, 6, 1], None, false), (3, NEAR_BIG));
+}
+
+#[test]
+fn no_smt_and_hybrid_degrade_cleanly() {
+    let s = Search::new(&sysfs::read(&fixture("no-smt")));
+    assert_eq!(s.run(1, &[], None, true), (1, PREV_SMALL));
+    assert_eq!(s.run(1, &[1], None, true), (0, IDLE_BIG));
+    assert_eq!(s.run(1, &[0, 1, 2, 3], None, true), (-1, BUSY));
+    // Hybrid: a busy E-core's cluster mate before a P-core's thread.
+    let s = Search::new(&sysfs::read(&fixture("x86-hybrid")));
+    let busy = [0, 2, 4, 8];
+    assert_eq!(s.run(4, &busy, None, true), (5, IDLE_SMALL));
+}
+
+fn fixture(name: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/topology")
+        .join(name)
+}
