@@ -69,9 +69,11 @@ def dump(map_name: str):
 
 
 def bpf_policy():
-    """(generation, policy fields) of the policy slot, as BPF holds it."""
+    """(generation, policy fields) of the policy slot, as BPF holds it;
+    padding (fields named __*) left out."""
     value = dump("policy")[0]["value"]
-    return value["generation"], value["policy"]
+    fields = {k: v for k, v in value["policy"].items() if not k.startswith("__")}
+    return value["generation"], fields
 
 
 def cpu_generations():
@@ -88,6 +90,25 @@ def expected_bpf(policy_toml: str) -> dict:
         "slice_lag_ns": p["slice"]["lag_us"] * 1000,
         "idle_core_first": int(p["placement"]["idle_core_first"]),
         **expected_freq(p["freq"]["max"]),
+        **expected_cpufreq(p["cpufreq"]),
+        "place_order": ["small_core", "core"].index(p["placement"]["order"]),
+    }
+
+
+def expected_cpufreq(c: dict) -> dict:
+    """The perf fields: the VM has no cpufreq, so no fmin and no floor
+    unless the policy gives cpufreq.min_mhz (none of the swaps does), and
+    perf_scale stays 1024 without a cpuinfo_max_freq."""
+    assert c["min_mhz"] == 0, "the swap policies leave fmin to the machine"
+    return {
+        "perf_mode": ["util", "performance", "powersave"].index(c["mode"]),
+        "perf_headroom_pct": c["headroom_pct"],
+        "perf_scale": 1024,
+        "perf_floor_util": 0,
+        "perf_band": c["band"],
+        "perf_iowait_boost": int(c["legacy_iowait_boost"]),
+        "perf_interval_ns": c["interval_us"] * 1000,
+        "perf_down_hold_ns": c["down_hold_us"] * 1000,
     }
 
 
