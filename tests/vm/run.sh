@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Builds scx_cadence (release) and runs the VM test cases in one boot of the
-# sched_ext kernel. Prints a line per case and, last, "vm: N passed, N failed".
+# Builds scx_cadence (release) and runs the VM test cases in two boots of the
+# sched_ext kernel (4 vCPUs; 8 vCPUs as 2 cores x 4 threads for placement).
+# Prints a line per case and, last, "vm: N passed, N failed".
 #   tests/vm/run.sh [-k PATTERN]    (PATTERN: run only the cases matching it)
-# Output of each case is kept under tests/vm/out/<date>/.
+# Output of each case is kept under tests/vm/out/<date>/<boot>/.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -13,12 +14,11 @@ CACHE=${SCX_CADENCE_CACHE:-$ROOT/.cache}
 
 cargo build --release --locked --manifest-path "$ROOT/Cargo.toml" 2>&1 | tail -n 1
 
-# Case files, one per area, each run in a VM with the topology it needs.
-CASES=("$ROOT/tests/vm/guest/base.sh" "$ROOT/tests/vm/guest/policy.sh" "$ROOT/tests/vm/guest/util.sh"
-	"$ROOT/tests/vm/guest/cpufreq.sh")
-
 out=$ROOT/tests/vm/out/$(date +%Y%m%d-%H%M%S)
 mkdir -p "$out"
+
+# run_boot NAME "BOOT OPTIONS" CASE_FILE...: the cases of CASE_FILEs in one
+# VM booted with BOOT OPTIONS, their output under $out/NAME/.
 # Under multi-threaded TCG the guest kernel oopses on an int3 left by live
 # code patching (static keys flipped when a sched_ext scheduler attaches), in
 # kernel code that is not scx_cadence's; boot.sh therefore runs TCG on one
@@ -26,36 +26,50 @@ mkdir -p "$out"
 # console is shown and the cases not yet done run again in a fresh boot; a
 # case during which the VM dies twice fails.
 MAX_BOOTS=3
-died_in=""
-for boot in $(seq $MAX_BOOTS); do
-	console=$out/console.$boot.log
-	echo "boot $boot: VM output and kernel console in $console"
-	set +e
-	"$ROOT/tests/vm/boot.sh" --console --cpus 4 --out "$out" -- \
-		bash "$ROOT/tests/vm/guest/run.sh" "${CASES[@]}" "$@" >"$console" 2>&1
-	set -e
-	tail -n 1 "$out/results" 2>/dev/null | grep -q '^vm: ' && break
-	current=$(cat "$out/current" 2>/dev/null || echo "?")
-	echo "the VM died during $current; its console:"
-	grep -E 'Oops|BUG|WARNING|panic|RIP|Comm:' "$console" | tail -n 12
-	if [ "$current" = "$died_in" ]; then
-		echo "FAIL $current: the VM died twice during this case" >>"$out/results"
-	fi
-	died_in=$current
-done
-grep -v '^vm: ' "$out/results" 2>/dev/null || true
-
-if ! tail -n 1 "$out/results" 2>/dev/null | grep -q '^vm: '; then
-	echo "the VM died $MAX_BOOTS times; giving up"
-	echo "vm: 0 passed, 1 failed"
-	exit 1
-fi
-if grep -q '^FAIL' "$out/results"; then
-	for log in $(grep '^FAIL' "$out/results" | awk '{ sub(":", "", $2); print $2 }'); do
-		echo "--- $log.log"
-		tail -n 20 "$out/$log.log"
+run_boot() {
+	local name=$1 boot_opts=$2 dir=$out/$1 died_in="" boot console current
+	shift 2
+	mkdir -p "$dir"
+	for boot in $(seq $MAX_BOOTS); do
+		console=$dir/console.$boot.log
+		echo "$name, boot $boot: VM output and kernel console in $console"
+		set +e
+		# shellcheck disable=SC2086
+		"$ROOT/tests/vm/boot.sh" --console $boot_opts --out "$dir" -- \
+			bash "$ROOT/tests/vm/guest/run.sh" "$@" "${FILTER[@]}" >"$console" 2>&1
+		set -e
+		tail -n 1 "$dir/results" 2>/dev/null | grep -q '^vm: ' && break
+		current=$(cat "$dir/current" 2>/dev/null || echo "?")
+		echo "the VM died during $current; its console:"
+		grep -E 'Oops|BUG|WARNING|panic|RIP|Comm:' "$console" | tail -n 12
+		if [ "$current" = "$died_in" ]; then
+			echo "FAIL $current: the VM died twice during this case" >>"$dir/results"
+		fi
+		died_in=$current
 	done
-	tail -n 1 "$out/results"
-	exit 1
+	grep -v '^vm: ' "$dir/results" 2>/dev/null || true
+	if ! tail -n 1 "$dir/results" 2>/dev/null | grep -q '^vm: '; then
+		echo "the VM died $MAX_BOOTS times; giving up"
+		echo "FAIL $name: the VM died $MAX_BOOTS times" >>"$dir/results"
+	fi
+}
+
+FILTER=("$@")
+GUEST=$ROOT/tests/vm/guest
+# Case files, one per area; placement needs 8 vCPUs as 2 cores x 4 threads.
+run_boot main "--cpus 4" "$GUEST/base.sh" "$GUEST/policy.sh" "$GUEST/util.sh" "$GUEST/cpufreq.sh"
+run_boot place "--cpus 8 --smp 1,2,4" "$GUEST/place.sh"
+
+passed=$(cat "$out"/*/results | grep -c '^ok ' || true)
+failed=$(cat "$out"/*/results | grep -c '^FAIL ' || true)
+if [ "$failed" -gt 0 ]; then
+	for dir in "$out"/*/; do
+		for log in $(grep '^FAIL' "$dir/results" | awk '{ sub(":", "", $2); print $2 }'); do
+			[ -f "$dir/$log.log" ] || continue
+			echo "--- $log.log"
+			tail -n 20 "$dir/$log.log"
+		done
+	done
 fi
-tail -n 1 "$out/results"
+echo "vm: $passed passed, $failed failed"
+[ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
