@@ -22,14 +22,10 @@ esac
 . "$CACHE/env"
 cargo build --release --locked --manifest-path "$ROOT/Cargo.toml" 2>&1 | tail -n 1
 
-# Peers from crates.io, built the same way as scx_cadence (about 6 min, once).
-BPFLAND_VERSION=1.1.4
-bpfland=$CACHE/peers/bin/scx_bpfland
-have=$("$bpfland" --version 2>/dev/null || true)
-if [[ $have != *"$BPFLAND_VERSION"* ]]; then
-	echo "bench: cargo install scx_bpfland@$BPFLAND_VERSION (once)"
-	cargo install -q --locked "scx_bpfland@$BPFLAND_VERSION" --root "$CACHE/peers"
-fi
+# shellcheck source=bench/peers.sh
+. "$ROOT/bench/peers.sh"
+install_bpfland
+bpfland=$BPFLAND
 
 # scx_cadence as it was before utilization tracking (issue 4): the same
 # scheduler without PELT, frequency reads or update_idle(), so the table

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# The placement bench (issue 6): in one boot of an 8-vCPU VM shaped as 2
+# cores x 4 threads, how evenly EEVDF, scx_cadence and scx_bpfland spread
+# 2, 4 and 6 CPU-bound tasks (a) over the interleaved small cores of a
+# POWER9-like big core that a topology file declares to scx_cadence
+# ({0,2,4,6} and {1,3,5,7}), and (b) over QEMU's own SMT4 cores. Writes
+# bench/results/<date>-<commit>-placement.md.
+#   bench/placement.sh [SECONDS]    (per run; default 10)
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+CACHE=${SCX_CADENCE_CACHE:-$ROOT/.cache}
+seconds=${1:-10}
+case $seconds in
+'' | *[!0-9]* | 0)
+	echo "bench/placement.sh: SECONDS must be a positive whole number" >&2
+	exit 2
+	;;
+esac
+
+"$ROOT/tests/vm/setup.sh"
+# shellcheck source=/dev/null
+. "$CACHE/env"
+cargo build --release --locked --manifest-path "$ROOT/Cargo.toml" 2>&1 | tail -n 1
+# shellcheck source=bench/peers.sh
+. "$ROOT/bench/peers.sh"
+install_bpfland
+
+out=$ROOT/bench/out/placement-$(date +%Y%m%d-%H%M%S)
+mkdir -p "$out"
+"$ROOT/tests/vm/boot.sh" --cpus 8 --smp 1,2,4 --memory 2G --out "$out" -- \
+	bash "$ROOT/bench/placement_guest.sh" "$seconds" eevdf \
+	"scx_cadence=$ROOT/target/release/scx_cadence" "scx_bpfland=$BPFLAND"
+
+date=$(date +%Y-%m-%d)
+commit=$(git -C "$ROOT" rev-parse --short HEAD)
+result=$ROOT/bench/results/$date-$commit-placement.md
+{
+	echo "# Placement over small cores: EEVDF, scx_cadence, scx_bpfland, $date"
+	echo
+	echo "Commit $commit, one boot, ${seconds} s per run, 100 ms samples."
+	echo
+	echo "- Guest: QEMU TCG on one host thread, 8 vCPUs as 1 socket x 2 cores x 4 threads,"
+	echo "  Debian kernel $SCX_CADENCE_KERNEL_VERSION. Peers: scx_bpfland $BPFLAND_VERSION, default options."
+	echo "- interleaved: scx_cadence is given a topology file declaring one big core of two"
+	echo "  small cores {0,2,4,6} and {1,3,5,7} (POWER9's interleaving); the others see QEMU's"
+	echo "  cores 0-3 and 4-7, which are not those small cores."
+	echo "- natural: everyone reads QEMU's topology; the groups are its SMT4 cores 0-3 and 4-7"
+	echo "  (QEMU gives each thread its own L1, so to scx_cadence these are big cores)."
+	echo
+	python3 "$ROOT/bench/summarize_placement.py" "$out/placement.jsonl"
+} >"$result"
+cat "$result"
+echo "bench: written to $result"

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Runs inside the placement bench VM (see bench/placement.sh): for each
+# scheduler, each topology case and 2, 4 and 6 CPU-bound tasks, the share
+# of 100 ms samples in which the tasks are spread evenly over the case's
+# groups (tests/vm/guest/place_sample.py). One JSON line per run, with the
+# scheduler and case added, to $VM_OUT/placement.jsonl.
+#   placement_guest.sh SECONDS SCHED_NAME=COMMAND...   ("eevdf" needs none)
+set -u
+seconds=$1
+shift
+out=$VM_OUT/placement.jsonl
+: >"$out"
+topo=$VM_OUT/power9.topo
+printf 'small 0,2,4,6\nsmall 1,3,5,7\nbig 0-7\nllc 0-7\n' >"$topo"
+
+wait_state() {
+	for _ in $(seq 100); do
+		[ "$(cat /sys/kernel/sched_ext/state)" = "$1" ] && return 0
+		sleep 0.2
+	done
+	return 1
+}
+
+# Case: name, the groups to spread over, whether scx_cadence gets the file.
+for case in "interleaved 0,2,4,6/1,3,5,7 file" "natural 0-3/4-7 sysfs"; do
+	read -r cname groups source <<<"$case"
+	for spec in "$@"; do
+		name=${spec%%=*}
+		cmd=${spec#*=}
+		pid=""
+		if [ "$name" != eevdf ]; then
+			[ "$name" = scx_cadence ] && [ "$source" = file ] && cmd="$cmd --topology $topo"
+			$cmd >"$VM_OUT/$name.$cname.log" 2>&1 &
+			pid=$!
+			wait_state enabled || {
+				echo "$name did not attach" >&2
+				kill -9 $pid
+				continue
+			}
+		fi
+		for n in 2 4 6; do
+			python3 "$VM_ROOT/tests/vm/guest/place_sample.py" "$n" "$seconds" "$groups" |
+				python3 -c 'import json,sys; d=json.loads(sys.stdin.readline()); d.update(sched=sys.argv[1], case=sys.argv[2]); print(json.dumps(d))' "$name" "$cname" >>"$out"
+			echo "$cname: $name, $n tasks" >&2
+		done
+		if [ -n "$pid" ]; then
+			kill -INT $pid
+			wait $pid
+			wait_state disabled || echo "$name did not detach" >&2
+		fi
+	done
+done
+echo "bench: done" >&2
