@@ -10,17 +10,10 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CACHE=${SCX_CADENCE_CACHE:-$ROOT/.cache}
 rounds=${1:-5}
-case $rounds in
-'' | *[!0-9]* | 0)
-	echo "bench/cpufreq.sh: ROUNDS must be a positive whole number" >&2
-	exit 2
-	;;
-esac
-
-"$ROOT/tests/vm/setup.sh"
-# shellcheck source=/dev/null
-. "$CACHE/env"
-cargo build --release --locked --manifest-path "$ROOT/Cargo.toml" 2>&1 | tail -n 1
+# shellcheck source=bench/lib.sh
+. "$ROOT/bench/lib.sh"
+check_count "bench/cpufreq.sh" "$rounds"
+bench_setup
 
 # Each policy: NAME=balanced with these comma-separated assignments (no
 # spaces: boot.sh hands the guest its command as one line).

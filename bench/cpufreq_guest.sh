@@ -13,13 +13,9 @@ csv=$VM_OUT/cpufreq.csv
 pin=/sys/fs/bpf/scx_cadence
 : >"$csv"
 
-wait_state() {
-	for _ in $(seq 100); do
-		[ "$(cat /sys/kernel/sched_ext/state)" = "$1" ] && return 0
-		sleep 0.2
-	done
-	return 1
-}
+# wait_state STATE SECONDS, from the VM tests' helpers.
+# shellcheck source=tests/vm/guest/lib.sh
+. "$VM_ROOT/tests/vm/guest/lib.sh"
 
 # The cumulative cpufreq counters of the running scx_cadence, summed over CPUs.
 counters() {
@@ -43,7 +39,7 @@ for round in $(seq "$rounds"); do
 		"$sched" --test-freq-inject 1000 --freq-max 1000 --set cpufreq.min_mhz=400 \
 			"${sets[@]}" >"$VM_OUT/$name.$round.log" 2>&1 &
 		pid=$!
-		wait_state enabled || {
+		wait_state enabled 20 || {
 			echo "$name did not attach in round $round" >&2
 			kill -9 $pid
 			continue
@@ -64,7 +60,7 @@ for round in $(seq "$rounds"); do
 		kill $model
 		kill -INT $pid
 		wait $pid
-		wait_state disabled || echo "$name did not detach in round $round" >&2
+		wait_state disabled 20 || echo "$name did not detach in round $round" >&2
 	done
 done
 echo "bench: done" >&2

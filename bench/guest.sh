@@ -14,14 +14,9 @@ bpf=$VM_OUT/bpf.csv
 : >"$bpf"
 nproc=$(nproc)
 
-state() { cat /sys/kernel/sched_ext/state; }
-wait_state() {
-	for _ in $(seq 100); do
-		[ "$(state)" = "$1" ] && return 0
-		sleep 0.2
-	done
-	return 1
-}
+# wait_state STATE SECONDS, from the VM tests' helpers.
+# shellcheck source=tests/vm/guest/lib.sh
+. "$VM_ROOT/tests/vm/guest/lib.sh"
 record() { echo "$round,$name,$1,$2" >>"$raw"; }
 
 # Per-callback BPF cost of the attached scheduler: run_time_ns and run_cnt of
@@ -46,7 +41,7 @@ for round in $(seq "$rounds"); do
 		if [ "$name" != eevdf ]; then
 			$cmd >"$VM_OUT/$name.$round.log" 2>&1 &
 			pid=$!
-			wait_state enabled || {
+			wait_state enabled 20 || {
 				echo "$name did not attach in round $round" >&2
 				kill -9 $pid
 				continue
@@ -81,7 +76,7 @@ for round in $(seq "$rounds"); do
 			bpf_cost
 			kill -INT $pid
 			wait $pid
-			wait_state disabled || echo "$name did not detach in round $round" >&2
+			wait_state disabled 20 || echo "$name did not detach in round $round" >&2
 		fi
 	done
 done

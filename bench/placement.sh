@@ -11,19 +11,10 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CACHE=${SCX_CADENCE_CACHE:-$ROOT/.cache}
 seconds=${1:-10}
-case $seconds in
-'' | *[!0-9]* | 0)
-	echo "bench/placement.sh: SECONDS must be a positive whole number" >&2
-	exit 2
-	;;
-esac
-
-"$ROOT/tests/vm/setup.sh"
-# shellcheck source=/dev/null
-. "$CACHE/env"
-cargo build --release --locked --manifest-path "$ROOT/Cargo.toml" 2>&1 | tail -n 1
-# shellcheck source=bench/peers.sh
-. "$ROOT/bench/peers.sh"
+# shellcheck source=bench/lib.sh
+. "$ROOT/bench/lib.sh"
+check_count "bench/placement.sh" "$seconds"
+bench_setup
 install_bpfland
 
 out=$ROOT/bench/out/placement-$(date +%Y%m%d-%H%M%S)

@@ -13,13 +13,9 @@ out=$VM_OUT/placement.jsonl
 topo=$VM_OUT/power9.topo
 printf 'small 0,2,4,6\nsmall 1,3,5,7\nbig 0-7\nllc 0-7\n' >"$topo"
 
-wait_state() {
-	for _ in $(seq 100); do
-		[ "$(cat /sys/kernel/sched_ext/state)" = "$1" ] && return 0
-		sleep 0.2
-	done
-	return 1
-}
+# wait_state STATE SECONDS, from the VM tests' helpers.
+# shellcheck source=tests/vm/guest/lib.sh
+. "$VM_ROOT/tests/vm/guest/lib.sh"
 
 # Case: name, the groups to spread over, whether scx_cadence gets the file.
 for case in "interleaved 0,2,4,6/1,3,5,7 file" "natural 0-3/4-7 sysfs"; do
@@ -32,7 +28,7 @@ for case in "interleaved 0,2,4,6/1,3,5,7 file" "natural 0-3/4-7 sysfs"; do
 			[ "$name" = scx_cadence ] && [ "$source" = file ] && cmd="$cmd --topology $topo"
 			$cmd >"$VM_OUT/$name.$cname.log" 2>&1 &
 			pid=$!
-			wait_state enabled || {
+			wait_state enabled 20 || {
 				echo "$name did not attach" >&2
 				kill -9 $pid
 				continue
@@ -46,7 +42,7 @@ for case in "interleaved 0,2,4,6/1,3,5,7 file" "natural 0-3/4-7 sysfs"; do
 		if [ -n "$pid" ]; then
 			kill -INT $pid
 			wait $pid
-			wait_state disabled || echo "$name did not detach" >&2
+			wait_state disabled 20 || echo "$name did not detach" >&2
 		fi
 	done
 done

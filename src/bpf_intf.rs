@@ -11,3 +11,18 @@ pub fn as_bytes<T: Copy>(value: &T) -> &[u8] {
     // (bpf/intf.h lays them out so); reading its bytes is sound.
     unsafe { std::slice::from_raw_parts((value as *const T).cast(), std::mem::size_of::<T>()) }
 }
+
+/// A syscall test program's input: @ctx as its context, which the kernel
+/// copies in and, when the program returns, back out (BPF_PROG_TEST_RUN).
+#[cfg(test)]
+pub fn test_run_input<T: Copy>(ctx: &mut T) -> libbpf_rs::ProgramInput<'_> {
+    // SAFETY: T is a bindgen struct of integers (see as_bytes); the kernel
+    // reads and writes back exactly size_of::<T>() bytes.
+    let bytes = unsafe {
+        std::slice::from_raw_parts_mut((ctx as *mut T).cast::<u8>(), std::mem::size_of::<T>())
+    };
+    libbpf_rs::ProgramInput {
+        context_in: Some(bytes),
+        ..Default::default()
+    }
+}

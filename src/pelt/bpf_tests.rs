@@ -6,7 +6,6 @@
 
 use std::mem::MaybeUninit;
 
-use libbpf_rs::ProgramInput;
 use libbpf_rs::skel::{OpenSkel, SkelBuilder};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
@@ -64,17 +63,7 @@ impl BpfPelt {
             slot.cpu_cap = s.cpu_cap;
             slot.op = s.op as u32;
         }
-        // SAFETY: the kernel reads and writes back exactly size_of(ctx) bytes.
-        let bytes = unsafe {
-            std::slice::from_raw_parts_mut(
-                (&mut ctx as *mut bpf_intf::cadence_pelt_test).cast::<u8>(),
-                std::mem::size_of_val(&ctx),
-            )
-        };
-        let input = ProgramInput {
-            context_in: Some(bytes),
-            ..Default::default()
-        };
+        let input = bpf_intf::test_run_input(&mut ctx);
         self.skel
             .progs
             .pelt_run

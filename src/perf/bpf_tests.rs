@@ -5,7 +5,6 @@
 
 use std::mem::MaybeUninit;
 
-use libbpf_rs::ProgramInput;
 use libbpf_rs::skel::{OpenSkel, SkelBuilder};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
@@ -95,17 +94,7 @@ impl BpfPerf {
             slot.util = s.util;
             slot.iowait = s.iowait as u32;
         }
-        // SAFETY: the kernel reads and writes back exactly size_of(ctx) bytes.
-        let bytes = unsafe {
-            std::slice::from_raw_parts_mut(
-                (&mut ctx as *mut bpf_intf::cadence_perf_test).cast::<u8>(),
-                std::mem::size_of_val(&ctx),
-            )
-        };
-        let input = ProgramInput {
-            context_in: Some(bytes),
-            ..Default::default()
-        };
+        let input = bpf_intf::test_run_input(&mut ctx);
         self.skel
             .progs
             .perf_run

@@ -9,7 +9,7 @@ use std::mem::MaybeUninit;
 use std::path::Path;
 
 use libbpf_rs::skel::{OpenSkel, SkelBuilder};
-use libbpf_rs::{MapCore, MapFlags, ProgramInput};
+use libbpf_rs::{MapCore, MapFlags};
 
 use super::hierarchy::Hierarchy;
 use super::{file, sysfs, table};
@@ -73,17 +73,7 @@ impl Search {
         }
         ctx.in_.prev = prev;
         ctx.in_.spread = spread as u32;
-        // SAFETY: the kernel reads and writes back exactly size_of(ctx) bytes.
-        let bytes = unsafe {
-            std::slice::from_raw_parts_mut(
-                (&mut ctx as *mut bpf_intf::cadence_place_test).cast::<u8>(),
-                std::mem::size_of_val(&ctx),
-            )
-        };
-        let input = ProgramInput {
-            context_in: Some(bytes),
-            ..Default::default()
-        };
+        let input = bpf_intf::test_run_input(&mut ctx);
         self.skel
             .progs
             .place_run
