@@ -177,7 +177,9 @@ m = json.load(sys.stdin)
 assert m["policy"] == "balanced" and m["policy_generation"] == 1, m
 assert len(m["cpus"]) == m["nr_cpus"], m
 assert m["total"]["enq_pinned"] == sum(c["enq_pinned"] for c in m["cpus"].values())
-assert m["total"]["select_prev_core"] > 0, m["total"]
+# The default small-core order counts its own levels (place_*).
+assert m["total"]["place_prev_small"] + m["total"]["place_idle_big"] > 0, m["total"]
+assert m["perf"]["perf_issued"] == sum(c["perf_issued"] for c in m["cpu_perf"].values()), m["perf"]
 ' || fail "bad JSON stats" || return 1
 	"$SCHED" stats --format openmetrics >"$VM_OUT/stats.om"
 	tail -n 1 "$VM_OUT/stats.om" | grep -qx '# EOF' || fail "OpenMetrics without # EOF" || return 1
