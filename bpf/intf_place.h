@@ -90,6 +90,13 @@ struct cadence_place_in {
 	u64 allowed[CADENCE_CPU_WORDS];
 	s32 prev;
 	u32 spread;
+	/*
+	 * 1: the task still runs on prev (re-enqueued at the end of a slice),
+	 * so prev is counted idle, and step 1 is skipped: the task may leave
+	 * a crowded big core even though its own small core would be free.
+	 */
+	u32 leaving;
+	u32 __pad;
 };
 
 /* One test run: a search per input, over the `topo` map's machine. */

@@ -7,9 +7,12 @@
  *
  * Best first (enum cadence_place_level):
  *   1. the previous CPU, if its whole small core is idle;
- *   2. a CPU of a fully idle big core in the previous CPU's LLC;
- *   3. a CPU of a fully idle small core in a busy big core, the previous
- *      big core's first, then the LLC's;
+ *   2. a CPU of a fully idle big core in the previous CPU's LLC, the
+ *      previous big core first (the previous CPU itself if it is idle);
+ *   3. a CPU of a fully idle small core in a busy big core: of the big
+ *      cores of the LLC that have one, the one with the most idle threads
+ *      (the previous big core on a tie), the previous CPU's small core
+ *      first within it;
  *   4. an idle thread next to the previous CPU: of the small cores of its
  *      big core, the one with the most idle threads (its own first on a
  *      tie), then likewise in its LLC;
@@ -21,6 +24,14 @@
  * placement is 2 and 2. With @spread off (the policy's idle_core_first
  * off) steps 1-3 are skipped and step 4 takes the small core with the
  * fewest idle threads instead, packing work onto busy cores.
+ *
+ * Step 3 weighs big cores by their idle threads: where every thread is its
+ * own small core (QEMU, no-L1-sharing machines), "the previous big core
+ * first" would stack forked tasks 3 and 1 on two SMT4 cores.
+ *
+ * A task re-enqueued while it runs (in->leaving) has prev counted idle by
+ * the caller and skips step 1, so it leaves a crowded big core for a freer
+ * one, and stays (the search returns prev) when nothing is freer.
  *
  * A small core of one thread (no SMT) is fully idle exactly when its CPU
  * is, so steps 1-3 then find any idle CPU and the search degrades to
@@ -139,6 +150,37 @@ __noinline s32 pl_idle_small_in(const struct cadence_topo *t, const struct caden
 }
 
 /*
+ * Idle threads of big core @b the task may use; *@whole: it has a fully
+ * idle small core with such a thread.
+ */
+__noinline u32 pl_big_idle(const struct cadence_topo *t, const struct cadence_place_in *in, u32 b,
+			   bool *whole)
+{
+	u32 first, n, i, idle = 0;
+	struct pl_small sc;
+
+	if (!t || !in || !whole)
+		return 0;
+	*whole = false;
+	first = t->big_first_small[pl_cpu(b)];
+	n = t->big_nr_small[pl_cpu(b)];
+	bpf_for (i, 0, n) {
+		if (pl_small_scan(t, in, first + i, &sc))
+			return 0;
+		idle += sc.idle;
+		if (sc.whole && sc.first >= 0)
+			*whole = true;
+	}
+	return idle;
+}
+
+/* @cpu is idle and the task may use it. */
+static __always_inline bool pl_free(const struct cadence_place_in *in, s32 cpu)
+{
+	return cpu >= 0 && pl_bit(in->idle, cpu) && pl_bit(in->allowed, cpu);
+}
+
+/*
  * Step 4 within big core @b: the idle thread of the small core with the
  * most idle threads (@spread) or the fewest but one (!@spread); small core
  * @pref wins ties, and @prev is taken if it is an idle thread of the
@@ -206,8 +248,9 @@ __noinline s32 pl_any(const struct cadence_topo *t, const struct cadence_place_i
 __noinline s32 place_search(const struct cadence_topo *t, const struct cadence_place_in *in,
 			    u32 *level)
 {
-	u32 prev_small, prev_big, llc, first_big, nr_big, i, b, s = 0;
+	u32 prev_small, prev_big, llc, first_big, nr_big, i, b, s = 0, idle, best_idle;
 	struct pl_small sc;
+	bool whole;
 	s32 cpu;
 
 	if (!t || !in || !level)
@@ -224,31 +267,48 @@ __noinline s32 place_search(const struct cadence_topo *t, const struct cadence_p
 
 	if (in->spread) {
 		/* 1. prev, its whole small core idle. */
-		if (!pl_small_scan(t, in, prev_small, &sc) && sc.whole &&
+		if (!in->leaving && !pl_small_scan(t, in, prev_small, &sc) && sc.whole &&
 		    pl_bit(in->allowed, in->prev)) {
 			*level = CADENCE_PLACE_PREV_SMALL;
 			return in->prev;
 		}
-		/* 2. A fully idle big core in the LLC. */
-		bpf_for (i, 0, nr_big) {
-			cpu = pl_idle_big(t, in, first_big + i);
-			if (cpu >= 0) {
-				*level = CADENCE_PLACE_IDLE_BIG;
-				return cpu;
-			}
-		}
-		/* 3. A fully idle small core: prev's big core first. */
-		cpu = pl_idle_small_in(t, in, prev_big);
+		/* 2. A fully idle big core in the LLC, prev's first. */
+		cpu = pl_idle_big(t, in, prev_big);
+		if (cpu >= 0 && pl_free(in, in->prev))
+			cpu = in->prev;
 		bpf_for (i, 0, nr_big) {
 			if (cpu >= 0)
 				break;
 			b = first_big + i;
 			if (b != prev_big)
-				cpu = pl_idle_small_in(t, in, b);
+				cpu = pl_idle_big(t, in, b);
 		}
 		if (cpu >= 0) {
-			*level = CADENCE_PLACE_IDLE_SMALL;
+			*level = CADENCE_PLACE_IDLE_BIG;
 			return cpu;
+		}
+		/* 3. A fully idle small core, in the freest big core that has one. */
+		best_idle = pl_big_idle(t, in, prev_big, &whole);
+		b = whole ? prev_big : CADENCE_NO_GROUP;
+		if (!whole)
+			best_idle = 0;
+		bpf_for (i, 0, nr_big) {
+			idle = pl_big_idle(t, in, first_big + i, &whole);
+			if (whole && (b == CADENCE_NO_GROUP || idle > best_idle)) {
+				b = first_big + i;
+				best_idle = idle;
+			}
+		}
+		if (b != CADENCE_NO_GROUP) {
+			if (b == prev_big && !pl_small_scan(t, in, prev_small, &sc) && sc.whole &&
+			    pl_free(in, in->prev))
+				cpu = in->prev;
+			else
+				cpu = pl_idle_small_in(t, in, b);
+			if (cpu >= 0) {
+				*level = CADENCE_PLACE_IDLE_SMALL;
+				return cpu;
+			}
 		}
 	}
 	/* 4. An idle thread next to prev: its big core, then its LLC. */

@@ -130,6 +130,12 @@ static __always_inline bool mask_words(u64 *words, const struct cpumask *mask, u
  * knows of every CPU claimed with scx_bpf_test_and_clear_cpu_idle() at
  * once: a found CPU is claimed, and if another waker got it first, the
  * search runs again without it.
+ *
+ * A task re-enqueued while it still runs (its slice ended) frees its CPU
+ * if it moves, so that CPU counts as idle in the search; if the search
+ * still picks it, the task stays (-EBUSY: queued, and its CPU dispatches
+ * it next). Without this a transient task on its small core makes the
+ * other one look freer, and a CPU-bound task hops between small cores.
  */
 static s32 pick_small_core(const struct cadence_policy *pol, struct task_struct *p, s32 prev_cpu,
 			   bool record)
@@ -139,7 +145,7 @@ static s32 pick_small_core(const struct cadence_policy *pol, struct task_struct 
 	const struct cpumask *idle;
 	u32 zero = 0, level = CADENCE_PLACE_BUSY, nr_words, i;
 	s32 cpu = -EBUSY;
-	bool ok;
+	bool ok, leaving;
 
 	t = bpf_map_lookup_elem(&place_topo, &zero);
 	in = bpf_map_lookup_elem(&place_in, &zero);
@@ -153,10 +159,18 @@ static s32 pick_small_core(const struct cadence_policy *pol, struct task_struct 
 		goto out;
 	in->prev = prev_cpu;
 	in->spread = pol->idle_core_first;
+	leaving = prev_cpu >= 0 && scx_bpf_task_running(p);
+	in->leaving = leaving;
+	if (leaving)
+		in->idle[(prev_cpu >> 6) & (CADENCE_CPU_WORDS - 1)] |= 1ULL << (prev_cpu & 63);
 	for (i = 0; i < CADENCE_PLACE_TRIES; i++) {
 		cpu = place_search(t, in, &level);
 		if (cpu < 0)
 			break;
+		if (leaving && cpu == prev_cpu) {
+			cpu = -EBUSY;
+			goto out;
+		}
 		if (scx_bpf_test_and_clear_cpu_idle(cpu))
 			goto out;
 		/* Taken meanwhile: search again without it. */

@@ -59,6 +59,19 @@ impl Search {
     /// Searches for a task last on @prev, the CPUs in @busy not idle, the
     /// task allowed on @allowed (None: everywhere).
     fn run(&self, prev: i32, busy: &[u32], allowed: Option<&[u32]>, spread: bool) -> (i32, L) {
+        self.run_task(prev, busy, allowed, spread, false)
+    }
+
+    /// As run(); @leaving: the task still runs on @prev (which the caller
+    /// then counts idle: leave it out of @busy).
+    fn run_task(
+        &self,
+        prev: i32,
+        busy: &[u32],
+        allowed: Option<&[u32]>,
+        spread: bool,
+        leaving: bool,
+    ) -> (i32, L) {
         // SAFETY: plain-data struct from bindgen; all zeroes is valid.
         let mut ctx: bpf_intf::cadence_place_test = unsafe { std::mem::zeroed() };
         let busy: BTreeSet<u32> = busy.iter().copied().collect();
@@ -73,6 +86,7 @@ impl Search {
         }
         ctx.in_.prev = prev;
         ctx.in_.spread = spread as u32;
+        ctx.in_.leaving = leaving as u32;
         let input = bpf_intf::test_run_input(&mut ctx);
         self.skel
             .progs
@@ -174,4 +188,39 @@ fn fixture(name: &str) -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/topology")
         .join(name)
+}
+
+/// QEMU's own topology: each thread its own L1, so eight single-thread
+/// small cores in two SMT4 big cores.
+fn qemu_smt4() -> Hierarchy {
+    let smalls: String = (0..8).map(|c| format!("small {c}\n")).collect();
+    file::parse(&format!("{smalls}big 0-3\nbig 4-7\n"), &online(8)).unwrap()
+}
+
+#[test]
+fn single_thread_small_cores_spread_over_big_cores() {
+    let s = Search::new(&qemu_smt4());
+    // Four forks from a parent on CPU 0: step 3 takes the freer big core.
+    let mut busy = vec![0];
+    for _ in 0..4 {
+        let (cpu, _) = s.run(0, &busy, None, true);
+        busy.push(cpu as u32);
+    }
+    let low = busy[1..].iter().filter(|c| **c < 4).count();
+    assert_eq!(low, 2, "children on {:?}: not 2 per big core", &busy[1..]);
+}
+
+#[test]
+fn a_running_task_leaves_a_crowded_big_core_and_otherwise_stays() {
+    let s = Search::new(&qemu_smt4());
+    // 3 and 1: the task on CPU 2 (counted idle) moves to the freer core.
+    assert_eq!(s.run_task(2, &[0, 1, 4], None, true, true), (5, IDLE_SMALL));
+    // 2 and 2: nothing is freer, the search returns prev (it stays).
+    assert_eq!(s.run_task(1, &[0, 4, 5], None, true, true), (1, IDLE_SMALL));
+    // POWER9 halves, 2 and 2 with a transient task next to it: it stays.
+    let s = Search::new(&file::parse("small 0,2,4,6\nsmall 1,3,5,7\n", &online(8)).unwrap());
+    assert_eq!(
+        s.run_task(2, &[0, 4, 1, 3], None, true, true),
+        (2, NEAR_SMALL)
+    );
 }

@@ -14,7 +14,9 @@ spread_cases() {
 		local want=0.9
 		[ "$n" = 6 ] && want=""
 		echo "$label, $n tasks:"
-		python3 "$GUEST/place_sample.py" "$n" $PLACE_SECONDS "$smalls" $want | tee -a "$VM_OUT/place.$label.jsonl" || rc=1
+		# The sampler's exit status, not tee's, decides.
+		python3 "$GUEST/place_sample.py" "$n" $PLACE_SECONDS "$smalls" $want >"$VM_OUT/place.sample" || rc=1
+		tee -a "$VM_OUT/place.$label.jsonl" <"$VM_OUT/place.sample"
 	done
 	return $rc
 }
