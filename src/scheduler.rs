@@ -58,8 +58,9 @@ impl<'a> Scheduler<'a> {
         for note in &hier.notes {
             warn!("topology: {note}");
         }
-        let llcs = LlcMap::from_hierarchy(&hier).context("reading the CPU topology")?;
-        let place_table = topology::table::build(&hier)?;
+        // Checks the hierarchy against the BPF tables' limits, first.
+        let place_table = topology::table::build(&hier).context("reading the CPU topology")?;
+        let llcs = LlcMap::from_hierarchy(&hier);
         info!(
             "{SCHEDULER_NAME} {}: {} CPUs in {} small cores, {} big cores, {} LLCs (from {source}), policy {} (generation {})",
             env!("CARGO_PKG_VERSION"),

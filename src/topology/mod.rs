@@ -21,12 +21,10 @@ pub mod show;
 pub mod sysfs;
 pub mod table;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::path::Path;
 
-use anyhow::{Context, Result, bail};
-
-use crate::bpf_intf;
+use anyhow::{Context, Result};
 
 /// The hierarchy of this machine (sysfs at @sys_root), or of @file, which
 /// must name this machine's online CPUs; with a word on where it came from.
@@ -46,7 +44,7 @@ pub fn read_hierarchy(
     Ok((h, path.display().to_string()))
 }
 
-/// Dense LLC indices for the online CPUs.
+/// Dense LLC indices for the online CPUs, as the DSQ code needs them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LlcMap {
     /// (CPU id, dense LLC index), by CPU id.
@@ -56,48 +54,17 @@ pub struct LlcMap {
 }
 
 impl LlcMap {
-    /// Builds the map from (CPU id, kernel LLC id) pairs. Dense indices follow
-    /// the order of the kernel ids.
-    pub fn from_pairs(pairs: impl IntoIterator<Item = (usize, usize)>) -> Result<Self> {
-        let pairs: BTreeMap<usize, usize> = pairs.into_iter().collect();
-        if pairs.is_empty() {
-            bail!("no online CPUs found in the topology");
+    /// The LLCs of @h, whose indices are already dense (ordered by lowest
+    /// CPU). The limits of the BPF tables are table::build()'s to check.
+    pub fn from_hierarchy(h: &hierarchy::Hierarchy) -> Self {
+        Self {
+            cpu_llc: h
+                .cpus
+                .iter()
+                .map(|(&c, p)| (c as usize, p.llc as u32))
+                .collect(),
+            llc_nr_cpus: h.llc.iter().map(|l| l.len() as u32).collect(),
         }
-        let kernel_ids: BTreeSet<usize> = pairs.values().copied().collect();
-        let dense: BTreeMap<usize, u32> = kernel_ids
-            .into_iter()
-            .enumerate()
-            .map(|(idx, id)| (id, idx as u32))
-            .collect();
-        let max_cpus = bpf_intf::cadence_consts_CADENCE_MAX_CPUS as usize;
-        let max_llcs = bpf_intf::cadence_consts_CADENCE_MAX_LLCS as usize;
-        if let Some((&cpu, _)) = pairs.iter().next_back().filter(|(c, _)| **c >= max_cpus) {
-            bail!("CPU {cpu} is beyond the {max_cpus} CPUs scx_cadence supports");
-        }
-        if dense.len() > max_llcs {
-            bail!(
-                "{} LLCs found, scx_cadence supports {max_llcs}",
-                dense.len()
-            );
-        }
-        let mut llc_nr_cpus = vec![0u32; dense.len()];
-        let cpu_llc = pairs
-            .iter()
-            .map(|(&cpu, llc)| {
-                let idx = dense[llc];
-                llc_nr_cpus[idx as usize] += 1;
-                (cpu, idx)
-            })
-            .collect();
-        Ok(Self {
-            cpu_llc,
-            llc_nr_cpus,
-        })
-    }
-
-    /// The LLCs of @h.
-    pub fn from_hierarchy(h: &hierarchy::Hierarchy) -> Result<Self> {
-        Self::from_pairs(h.cpus.iter().map(|(&cpu, p)| (cpu as usize, p.llc)))
     }
 
     pub fn nr_llcs(&self) -> usize {
@@ -107,41 +74,70 @@ impl LlcMap {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::{BTreeMap, BTreeSet};
+
+    use super::hierarchy::{CpuGroups, Hierarchy};
     use super::*;
+    use crate::bpf_intf;
+
+    /// CPUs with the LLC of each (each CPU its own small and big core).
+    fn machine(cpu_llcs: &[(u32, &[u32])]) -> Hierarchy {
+        let groups: BTreeMap<u32, CpuGroups> = cpu_llcs
+            .iter()
+            .map(|&(cpu, llc)| {
+                let own = BTreeSet::from([cpu]);
+                let llc = llc.iter().copied().collect();
+                (
+                    cpu,
+                    CpuGroups {
+                        small: own.clone(),
+                        big: own,
+                        llc,
+                        node: 0,
+                    },
+                )
+            })
+            .collect();
+        Hierarchy::from_groups(groups, Vec::new())
+    }
 
     #[test]
-    fn sparse_llc_ids_become_dense_in_kernel_order() {
-        // Two LLCs with kernel ids 7 and 3, CPUs interleaved between them.
-        let map = LlcMap::from_pairs([(0, 7), (1, 3), (2, 7), (3, 3), (4, 7)]).unwrap();
-        assert_eq!(map.cpu_llc, vec![(0, 1), (1, 0), (2, 1), (3, 0), (4, 1)]);
-        assert_eq!(map.llc_nr_cpus, vec![2, 3]);
+    fn interleaved_llcs_get_dense_indices_by_lowest_cpu() {
+        let (a, b): (&[u32], &[u32]) = (&[0, 2, 4], &[1, 3]);
+        let h = machine(&[(0, a), (1, b), (2, a), (3, b), (4, a)]);
+        let map = LlcMap::from_hierarchy(&h);
+        assert_eq!(map.cpu_llc, vec![(0, 0), (1, 1), (2, 0), (3, 1), (4, 0)]);
+        assert_eq!(map.llc_nr_cpus, vec![3, 2]);
         assert_eq!(map.nr_llcs(), 2);
     }
 
     #[test]
     fn offline_cpus_leave_holes_in_cpu_ids() {
-        let map = LlcMap::from_pairs([(0, 0), (2, 0), (5, 1)]).unwrap();
+        let (a, b): (&[u32], &[u32]) = (&[0, 2], &[5]);
+        let map = LlcMap::from_hierarchy(&machine(&[(0, a), (2, a), (5, b)]));
         assert_eq!(map.cpu_llc, vec![(0, 0), (2, 0), (5, 1)]);
         assert_eq!(map.llc_nr_cpus, vec![2, 1]);
     }
 
     #[test]
     fn no_cpus_is_an_error() {
-        let err = LlcMap::from_pairs([]).unwrap_err();
+        let err = table::build(&machine(&[])).unwrap_err();
         assert!(err.to_string().contains("no online CPUs"), "{err}");
     }
 
     #[test]
     fn cpu_beyond_the_bpf_tables_is_refused() {
-        let max = bpf_intf::cadence_consts_CADENCE_MAX_CPUS as usize;
-        let err = LlcMap::from_pairs([(0, 0), (max, 0)]).unwrap_err();
+        let max = bpf_intf::cadence_consts_CADENCE_MAX_CPUS;
+        let err = table::build(&machine(&[(0, &[0]), (max, &[max])])).unwrap_err();
         assert!(err.to_string().contains(&format!("CPU {max}")), "{err}");
     }
 
     #[test]
     fn too_many_llcs_are_refused() {
-        let max = bpf_intf::cadence_consts_CADENCE_MAX_LLCS as usize;
-        let err = LlcMap::from_pairs((0..=max).map(|i| (i, i))).unwrap_err();
+        let max = bpf_intf::cadence_consts_CADENCE_MAX_LLCS;
+        let cpus: Vec<u32> = (0..=max).collect();
+        let own: Vec<(u32, &[u32])> = cpus.iter().map(|c| (*c, std::slice::from_ref(c))).collect();
+        let err = table::build(&machine(&own)).unwrap_err();
         assert!(err.to_string().contains("LLCs found"), "{err}");
     }
 }
