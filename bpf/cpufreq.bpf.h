@@ -103,8 +103,9 @@ static __always_inline void cpufreq_update(struct task_struct *p, struct task_ct
 	pc = bpf_map_lookup_elem(&cpu_perf, &zero);
 	if (!pc)
 		return;
-	if (perf_evaluate(pc, pol, perf_util(cu, tctx), iowait, now, tick_ns()) !=
-	    CADENCE_PERF_ISSUED)
+	/* TICK_NSEC is a division: only the legacy boost needs it. */
+	if (perf_evaluate(pc, pol, perf_util(cu, tctx), iowait, now,
+			  pol->perf_iowait_boost ? tick_ns() : 0) != CADENCE_PERF_ISSUED)
 		return;
 	target = pc->target;
 	if (target > CADENCE_PERF_MAX)
