@@ -48,6 +48,11 @@ impl Cpufreq {
             .expect("cpufreq.mode was checked when parsed") as u32
     }
 
+    /// The floor is asked for: it is on, and targets follow util.
+    fn wants_floor(&self) -> bool {
+        self.floor && self.mode == "util"
+    }
+
     /// fmin for the floor: the policy's, else the machine's.
     fn fmin_mhz(&self, freq: &FreqTable) -> Option<u32> {
         match self.min_mhz {
@@ -64,7 +69,7 @@ impl Cpufreq {
         let (Some(fmin), Some(fmax)) = (self.fmin_mhz(freq), fmax_mhz) else {
             return Ok(0);
         };
-        if !self.floor || self.mode != "util" {
+        if !self.wants_floor() {
             return Ok(0);
         }
         if fmin >= fmax {
@@ -77,7 +82,7 @@ impl Cpufreq {
 
     /// Why the floor the policy asks for cannot be had here, if so.
     pub fn floor_off(&self, freq: &FreqTable, fmax_mhz: Option<u32>) -> Option<FloorOff> {
-        if !self.floor || self.mode != "util" {
+        if !self.wants_floor() {
             return None;
         }
         if self.fmin_mhz(freq).is_none() {
