@@ -1,0 +1,70 @@
+# VM test cases for fairness across queues (issue 11, item 1): tasks in a
+# queue that does not move the vtime frontier (a CPU's own queue of pinned
+# tasks, a second LLC) must not fall behind it. Needs 4 vCPUs.
+# Sourced by run.sh after lib.sh; each case_* runs in its own shell.
+
+# Longest a short task may wait after a wake-up. Far above the few slices it
+# should wait (3 ms each in the balanced policy, plus a 4 ms tick of overrun,
+# plus TCG noise), and far below what a stale frontier costs it: the time it
+# slept, up to 30 s here.
+FAIR_MAX_WAIT_MS=1000
+
+# attached_since SEQ: the scheduler is still enabled, never re-attached.
+attached_since() {
+	[ "$(sched_state)" = enabled ] && [ "$(enable_seq)" = "$1" ] &&
+		kill -0 "$SCHED_PID" 2>/dev/null
+}
+
+# Two hogs pinned to CPU 0 next to three unpinned ones on 4 CPUs: the pinned
+# hogs get half a CPU each while the LLC queue moves the frontier a whole
+# CPU's worth. A short task pinned to CPU 0 sleeps 1, 2, 4, 8, 15 and 30 s;
+# after every sleep it runs within FAIR_MAX_WAIT_MS, and the scheduler stays
+# attached for the whole minute (the kernel's watchdog ends it after 30 s of
+# a runnable task not running).
+case_fair_pinned_queue_keeps_up() {
+	local log=$VM_OUT/fair_pinned.sched.log seq0 probe pinned free
+	start_sched "$log" || return 1
+	seq0=$(enable_seq)
+	taskset -c 0 python3 "$GUEST/fair_wait.py" 1 2 4 8 15 30 >"$VM_OUT/fair_pinned.waits" &
+	probe=$!
+	taskset -c 0 stress-ng --cpu 2 --timeout 75s >/dev/null 2>&1 &
+	pinned=$!
+	stress-ng --cpu 3 --timeout 75s >/dev/null 2>&1 &
+	free=$!
+	wait $probe
+	local rc=$?
+	kill $pinned $free 2>/dev/null
+	wait $pinned $free 2>/dev/null
+	cat "$VM_OUT/fair_pinned.waits"
+	"$SCHED" stats | grep -o 'enq:[^|]*'
+	attached_since "$seq0" || fail "the scheduler did not stay attached: $(grep -i -m2 'exit\|stall' "$log")" || return 1
+	[ $rc -eq 0 ] || fail "the probe failed (rc $rc)" || return 1
+	[ "$(wc -l <"$VM_OUT/fair_pinned.waits")" -eq 6 ] || fail "the probe woke up fewer than 6 times" || return 1
+	awk -v max=$FAIR_MAX_WAIT_MS '$5 > max { bad = bad " " $2 "s:" $5 "ms" }
+		END { if (bad != "") { print "FAIL: waits over " max " ms after sleeps of" bad; exit 1 } }' \
+		"$VM_OUT/fair_pinned.waits" || return 1
+	local bad
+	bad=$(kernel_complaints)
+	[ -z "$bad" ] || fail "dmesg: $(echo "$bad" | head -n 3)" || return 1
+	stop_sched
+}
+
+# Two LLCs of two CPUs each, declared by a topology file. Six hogs start on
+# the first LLC and two on the second, then all are allowed everywhere.
+# Stealing between LLCs only when a CPU idles leaves them uneven for good
+# (before the fix: 5:3 in every sample, after short tasks stole one); busy
+# LLCs must balance to 4:4, half a CPU each: Jain index of their CPU times at
+# least 0.95, and an even split in at least 75% of the samples.
+case_fair_busy_llcs_balance() {
+	local topo=$VM_OUT/two_llcs.topo log=$VM_OUT/fair_llcs.sched.log seq0 rc
+	printf 'small 0\nsmall 1\nsmall 2\nsmall 3\nllc 0-1\nllc 2-3\n' >"$topo"
+	start_sched "$log" --topology "$topo" || return 1
+	grep -q '2 LLCs' "$log" || fail "the topology file was not used: $(head -n 3 "$log")" || return 1
+	seq0=$(enable_seq)
+	python3 "$GUEST/fair_llcs.py" 0-1 2-3 6 2 15
+	rc=$?
+	"$SCHED" stats | grep -o 'dsp:[^|]*'
+	attached_since "$seq0" || fail "the scheduler did not stay attached" || return 1
+	[ $rc -eq 0 ] || fail "busy LLCs did not balance (see above)" || return 1
+	stop_sched
+}
