@@ -10,14 +10,30 @@
  * far ahead of the queued tasks, and a waking task placed near the frontier
  * would wait behind all of them. (A queued task that waits 21 s can be the
  * RCU grace-period kthread, and then the kernel ends the scheduler for an
- * RCU stall.) Lag is bounded both ways:
- *   - a task that slept comes back at most slice_lag_ns behind the frontier,
- *     so sleeping banks no more than one lag's worth of priority;
+ * RCU stall.) Lag is bounded both ways, at every wake-up and at every
+ * enqueue, whichever queue the task goes into:
+ *   - no task is queued more than slice_lag_ns behind the frontier. For a
+ *     task that slept, this limits the priority sleeping banks to one lag.
+ *     For one that never sleeps it matters as much: the frontier is one for
+ *     all queues, and a queue that runs slower than the one moving it (a
+ *     CPU's own queue of pinned tasks, sharing that CPU with the LLC queue;
+ *     a second, busier LLC) would otherwise fall further behind it every
+ *     slice, and a task waking into that queue near the frontier would wait
+ *     for the whole drift: the kernel's watchdog ends the scheduler once a
+ *     kworker has waited 30 s. With the bound, every queued task is within
+ *     slice_lag_ns + the lead below of the frontier, so of each other, and
+ *     a CPU comparing the heads of two queues compares like with like. Tasks
+ *     that keep up with the frontier never meet the bound, so weights stay
+ *     exact among them; tasks held at it share their queue in turn;
  *   - no task is queued further ahead of it than two full slices plus one
  *     tick of overrun (sched_ext enforces slices at the tick), scaled by the
  *     task's weight, as EEVDF's update_entity_lag() bounds lag. That bound
  *     is never reached by tasks that only run their slices, so weights stay
  *     exact; it caps what a task can carry over from anything else.
+ *
+ * Busy LLCs balance (llc_to_balance()): the lag bound keeps a slower LLC's
+ * tasks from falling behind, but only moving tasks evens out their CPU
+ * time, and idle stealing never moves a task between busy LLCs.
  *
  * Slices shrink as load grows: slice_max_ns divided among the tasks waiting
  * for this CPU, never below slice_min_ns, like EEVDF's latency period; and
@@ -96,14 +112,20 @@ static __always_inline void charge_vtime(struct task_struct *p, struct task_ctx 
 	tctx->charged_at = now;
 }
 
-/* Limit the credit a task can bring back from sleep to the policy's lag. */
-static __always_inline void clamp_sleeper_vtime(const struct cadence_policy *pol,
+/*
+ * Queue no task further behind the frontier than the policy's lag; true if
+ * @tctx was behind it and was lifted.
+ */
+static __always_inline bool clamp_lagging_vtime(const struct cadence_policy *pol,
 						struct task_ctx *tctx)
 {
 	u64 floor = vtime_now - pol->slice_lag_ns;
 
-	if (vtime_now > pol->slice_lag_ns && vtime_before(tctx->vtime, floor))
+	if (vtime_now > pol->slice_lag_ns && vtime_before(tctx->vtime, floor)) {
 		tctx->vtime = floor;
+		return true;
+	}
+	return false;
 }
 
 /* Queue no task further ahead of the frontier than two slices and a tick. */
@@ -118,18 +140,65 @@ static __always_inline void clamp_leading_vtime(const struct cadence_policy *pol
 		tctx->vtime = ceiling;
 }
 
+/*
+ * Both lag bounds, for a task about to be queued; true if the lower one
+ * lifted it (its queue had fallen behind the frontier).
+ */
+static __always_inline bool clamp_lag(const struct cadence_policy *pol, const struct task_struct *p,
+				      struct task_ctx *tctx)
+{
+	bool lifted = clamp_lagging_vtime(pol, tctx);
+
+	clamp_leading_vtime(pol, p, tctx);
+	return lifted;
+}
+
+/* Tasks queued in @dsq, 0 if it does not exist. */
+static __always_inline u64 dsq_queued(u64 dsq)
+{
+	s32 n = scx_bpf_dsq_nr_queued(dsq);
+
+	return n > 0 ? n : 0;
+}
+
+/*
+ * The LLC a busy CPU of @llc should take its next task from, to even out
+ * busy LLCs, or -1. Another LLC qualifies when it has at least one more task
+ * waiting per CPU than @llc:
+ *	queued_there / cpus_there >= queued_here / cpus_here + 1
+ * compared multiplied out. One waiting task per CPU is the smallest
+ * imbalance that moving a task reduces without reversing it: after the
+ * move (this CPU's task queued here, one fewer there) the difference is
+ * smaller by 1/cpus_here + 1/cpus_there, so LLCs of two or more CPUs settle
+ * where it is below one per CPU, and tasks do not bounce between them.
+ * (Between LLCs of one CPU each it does reverse: three tasks on two such
+ * CPUs then take turns on both, which is what sharing them fairly takes.)
+ * Nearest index first, as idle stealing goes.
+ */
+static __always_inline s32 llc_to_balance(u32 llc)
+{
+	u64 here = dsq_queued(llc_dsq(llc)), cpus_here = llc_cpus(llc);
+	u32 i, other;
+
+	bpf_for (i, 1, nr_llcs) {
+		u64 there, cpus_there;
+
+		other = (llc + i) % nr_llcs;
+		there = dsq_queued(llc_dsq(other));
+		cpus_there = llc_cpus(other);
+		if (there * cpus_here >= (here + cpus_here) * cpus_there)
+			return other;
+	}
+	return -1;
+}
+
 /* Tasks waiting for @cpu: its own DSQ plus its share of the LLC's DSQ. */
 static __always_inline u64 nr_waiting(s32 cpu)
 {
 	u32 llc = cpu_llc_id(cpu);
-	s32 own = scx_bpf_dsq_nr_queued(cpu_dsq(cpu));
-	s32 shared = scx_bpf_dsq_nr_queued(llc_dsq(llc));
+	u64 shared = dsq_queued(llc_dsq(llc));
 
-	if (own < 0)
-		own = 0;
-	if (shared < 0)
-		shared = 0;
-	return (u64)own + ((u64)shared + llc_cpus(llc) - 1) / llc_cpus(llc);
+	return dsq_queued(cpu_dsq(cpu)) + (shared + llc_cpus(llc) - 1) / llc_cpus(llc);
 }
 
 /* The slice of a nice-0 task about to run on @cpu. */

@@ -93,7 +93,8 @@ void BPF_STRUCT_OPS(cadence_enqueue, struct task_struct *p, u64 enq_flags)
 	}
 
 	policy_snapshot(&pol);
-	clamp_leading_vtime(&pol, p, tctx);
+	if (clamp_lag(&pol, p, tctx))
+		stat_inc(enq_lag_floor);
 	vtime = tctx->vtime;
 
 	if (task_pinned(p)) {
@@ -119,6 +120,17 @@ void BPF_STRUCT_OPS(cadence_enqueue, struct task_struct *p, u64 enq_flags)
 	scx_bpf_dsq_insert_vtime(p, llc_dsq(cpu_llc_id(prev)), task_slice(&pol, p, prev), vtime,
 				 enq_flags);
 	stat_inc(enq_llc);
+	/*
+	 * A CPU may have gone idle since the search above (or a claim was
+	 * lost): wake one the task may use, or the task waits for a busy CPU's
+	 * slice to end while that one sleeps. An idle CPU of another LLC takes
+	 * it by stealing.
+	 */
+	cpu = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
+	if (cpu >= 0) {
+		scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+		stat_inc(enq_kick_idle);
+	}
 }
 
 /* A queue a CPU may take its next task from, with the vtime of its head. */
@@ -168,18 +180,29 @@ void BPF_STRUCT_OPS(cadence_dispatch, s32 cpu, struct task_struct *prev)
 	struct cadence_policy pol;
 	u64 now = scx_bpf_now();
 
+	s32 busier;
+
 	policy_snapshot(&pol);
 	if (prev && (prev->scx.flags & SCX_TASK_QUEUED)) {
 		pctx = lookup_task_ctx(prev);
-		if (pctx) {
+		if (pctx)
 			charge_vtime(prev, pctx, now);
-			/* Nobody queued is ahead of prev: it keeps the CPU. */
-			if ((!own && !shared) || !vtime_before(first->vtime, pctx->vtime)) {
-				keep_running(&pol, prev, pctx, cpu, now);
-				advance_frontier(pctx->vtime);
-				return;
-			}
+	}
+
+	/* Another LLC has more waiting per CPU: take from it (prev queues here). */
+	if (nr_llcs > 1) {
+		busier = llc_to_balance(llc);
+		if (busier >= 0 && scx_bpf_dsq_move_to_local(llc_dsq(busier), 0)) {
+			stat_inc(dispatch_balance);
+			return;
 		}
+	}
+
+	/* Nobody queued is ahead of prev: it keeps the CPU. */
+	if (pctx && ((!own && !shared) || !vtime_before(first->vtime, pctx->vtime))) {
+		keep_running(&pol, prev, pctx, cpu, now);
+		advance_frontier(pctx->vtime);
+		return;
 	}
 
 	if (take_head(first) || take_head(second))
@@ -207,7 +230,8 @@ void BPF_STRUCT_OPS(cadence_runnable, struct task_struct *p, u64 enq_flags)
 		return;
 	util_runnable(tctx, scx_bpf_now());
 	policy_snapshot(&pol);
-	clamp_sleeper_vtime(&pol, tctx);
+	/* Waking: select_cpu() may run it without enqueue(), so bound it here. */
+	clamp_lagging_vtime(&pol, tctx);
 	cpufreq_runnable(p, tctx, &pol, enq_flags);
 }
 

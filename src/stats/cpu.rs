@@ -76,6 +76,9 @@ cpu_metrics! {
     place_near_llc: "Small-core order: an idle thread elsewhere in the previous CPU's LLC",
     place_any: "Small-core order: any idle CPU (another LLC)",
     place_busy: "Small-core order: no idle CPU the task may use",
+    enq_lag_floor: "Enqueues that lifted a task whose queue fell a lag behind the vtime frontier",
+    dispatch_balance: "Dispatches taken by a busy CPU from an LLC with more waiting per CPU",
+    enq_kick_idle: "Idle CPUs woken for a task queued in an LLC DSQ",
 }
 
 /// Reads one CPU's raw map value (bytes as the kernel returns them).
@@ -91,7 +94,7 @@ pub fn parse_raw(raw: &[u8]) -> Option<bpf_intf::cadence_cpu_stats> {
 /// One line of counters, grouped as `--stats` prints them.
 pub fn format_counters(m: &CpuMetrics) -> String {
     format!(
-        "wake: prev-core {} llc-core {} core {} prev {} llc {} any {} busy {} | place: prev-small {} idle-big {} idle-small {} near-small {} near-big {} near-llc {} any {} busy {} | enq: pinned {} idle {} llc {} | dsp: own {} llc {} steal {} keep {} | preempt {} | policy gen {} refresh {}",
+        "wake: prev-core {} llc-core {} core {} prev {} llc {} any {} busy {} | place: prev-small {} idle-big {} idle-small {} near-small {} near-big {} near-llc {} any {} busy {} | enq: pinned {} idle {} llc {} lag-floor {} kick {} | dsp: own {} llc {} steal {} balance {} keep {} | preempt {} | policy gen {} refresh {}",
         m.select_prev_core,
         m.select_llc_core,
         m.select_any_core,
@@ -110,9 +113,12 @@ pub fn format_counters(m: &CpuMetrics) -> String {
         m.enq_pinned,
         m.enq_idle,
         m.enq_llc,
+        m.enq_lag_floor,
+        m.enq_kick_idle,
         m.dispatch_cpu,
         m.dispatch_llc,
         m.dispatch_steal,
+        m.dispatch_balance,
         m.dispatch_keep,
         m.tick_preempt,
         m.policy_generation,

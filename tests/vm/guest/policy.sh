@@ -106,7 +106,7 @@ case_pinned_maps() {
 		"cpu_perf:target util issued supp_deadband supp_hysteresis supp_hold supp_rate iowait_boosts hist" \
 		"util_inject:util" \
 		"place_topo:nr_cpus nr_small nr_big cpu_small small_cpus small_big big_first_small big_nr_small llc_first_big llc_nr_big" \
-		"cpu_stats:select_prev_core select_busy place_prev_small place_idle_big place_idle_small place_near_small place_near_big place_near_llc place_any place_busy enq_pinned enq_idle enq_llc dispatch_cpu dispatch_llc dispatch_steal dispatch_keep tick_preempt policy_refresh"; do
+		"cpu_stats:select_prev_core select_busy place_prev_small place_idle_big place_idle_small place_near_small place_near_big place_near_llc place_any place_busy enq_pinned enq_idle enq_llc enq_lag_floor enq_kick_idle dispatch_cpu dispatch_llc dispatch_steal dispatch_balance dispatch_keep tick_preempt policy_refresh"; do
 		map=${spec%%:*}
 		dumpf=$VM_OUT/pins.$map.json
 		bpftool map dump pinned "$PIN_DIR/$map" >"$dumpf" || fail "bpftool cannot dump $map" || return 1
