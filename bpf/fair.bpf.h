@@ -3,37 +3,50 @@
  * Weighted fairness: every task carries a virtual time that advances by
  * delta_ns * 1024 / weight while it runs (weight.bpf.h), and DSQs are ordered
  * by it, so over time CPU shares converge to the weight ratios, as in
- * CFS/EEVDF. vtime_now, the frontier, is the largest vtime a CPU took from
- * the head of a queue (or kept running because no queued task was ahead of
- * it): it follows the earliest queued work. Tasks that start on an idle CPU
- * without queueing do not move it: if they did, a few of them could push it
- * far ahead of the queued tasks, and a waking task placed near the frontier
- * would wait behind all of them. (A queued task that waits 21 s can be the
- * RCU grace-period kthread, and then the kernel ends the scheduler for an
- * RCU stall.) Lag is bounded both ways, at every wake-up and at every
- * enqueue, whichever queue the task goes into:
- *   - no task is queued more than slice_lag_ns behind the frontier. For a
- *     task that slept, this limits the priority sleeping banks to one lag.
- *     For one that never sleeps it matters as much: the frontier is one for
- *     all queues, and a queue that runs slower than the one moving it (a
- *     CPU's own queue of pinned tasks, sharing that CPU with the LLC queue;
- *     a second, busier LLC) would otherwise fall further behind it every
- *     slice, and a task waking into that queue near the frontier would wait
- *     for the whole drift: the kernel's watchdog ends the scheduler once a
- *     kworker has waited 30 s. With the bound, every queued task is within
- *     slice_lag_ns + the lead below of the frontier, so of each other, and
- *     a CPU comparing the heads of two queues compares like with like. Tasks
- *     that keep up with the frontier never meet the bound, so weights stay
- *     exact among them; tasks held at it share their queue in turn;
+ * CFS/EEVDF.
+ *
+ * Each queue (a CPU's own DSQ of pinned tasks, an LLC's shared DSQ) has its
+ * own frontier: the largest vtime a CPU took from its head (or kept running
+ * because no task of that queue was ahead of it). It follows the earliest
+ * work queued there. Tasks that start on an idle CPU without queueing do
+ * not move it: if they did, a few of them could push it far ahead of the
+ * queued tasks, and a waking task placed near the frontier would wait
+ * behind all of them. (A queued task that waits 21 s can be the RCU
+ * grace-period kthread, and then the kernel ends the scheduler for an RCU
+ * stall.) One frontier for all queues is not enough: a queue served slower
+ * than the one moving it (pinned tasks sharing their CPU with the LLC queue,
+ * a busier LLC) falls behind it, and a task waking into that queue near the
+ * frontier waits for the whole drift; the kernel's watchdog ends the
+ * scheduler once a kworker has waited 30 s. And bounding every queue's lag
+ * to one shared frontier would hold the slower queue's tasks at the bound,
+ * where they take turns and their weights no longer count.
+ *
+ * A task's vtime is in the frame of the queue it was last queued in
+ * (task_ctx.queue). Queued into another one, it keeps its lag: its vtime is
+ * moved by the difference of the two frontiers, as CFS moves vruntime by
+ * the min_vruntime of the old and the new runqueue on migration. Lag is
+ * bounded both ways at every enqueue, relative to the queue it goes into:
+ *   - no task is queued more than slice_lag_ns behind the frontier, so
+ *     sleeping banks no more than one lag's worth of priority;
  *   - no task is queued further ahead of it than two full slices plus one
  *     tick of overrun (sched_ext enforces slices at the tick), scaled by the
  *     task's weight, as EEVDF's update_entity_lag() bounds lag. That bound
  *     is never reached by tasks that only run their slices, so weights stay
  *     exact; it caps what a task can carry over from anything else.
+ * A task that keeps up with its queue never meets either bound, so weights
+ * are exact among the tasks of each queue.
  *
- * Busy LLCs balance (llc_to_balance()): the lag bound keeps a slower LLC's
- * tasks from falling behind, but only moving tasks evens out their CPU
- * time, and idle stealing never moves a task between busy LLCs.
+ * Between the heads of two queues (a CPU's own and its LLC's), vtimes are
+ * in different frames and say nothing about which is due: the CPU takes the
+ * head that has waited longer (p->scx.runnable_at, the clock of the kernel's
+ * watchdog), then the one further behind its frontier. A running task whose
+ * slice ended yields to any task waiting in the other queue. So no queue
+ * waits on another for more than a slice each time, however their
+ * frontiers move.
+ *
+ * Busy LLCs balance (llc_to_balance()): stealing when idle never moves a
+ * task between busy LLCs, and without it N tasks on one LLC and one on
+ * another would stay N:1.
  *
  * Slices shrink as load grows: slice_max_ns divided among the tasks waiting
  * for this CPU, never below slice_min_ns, like EEVDF's latency period; and
@@ -64,19 +77,56 @@ static __always_inline bool vtime_before(u64 a, u64 b)
 	return (s64)(a - b) < 0;
 }
 
-/* The frontier: the largest vtime taken from the head of a queue. */
-static u64 vtime_now;
+/* The frontier of each CPU's own DSQ, by CPU, and of each LLC's DSQ. */
+static u64 cpu_frontier[CADENCE_MAX_CPUS];
+static u64 llc_frontier[CADENCE_MAX_LLCS];
 
-/* A CPU took work with @vtime from a queue head: move the frontier up. */
-static __always_inline void advance_frontier(u64 vtime)
+/*
+ * The frontier slot of DSQ @dsq (cpu_dsq() or llc_dsq()), NULL for any other
+ * id. The indices are masked as in topo.bpf.h, for the verifier.
+ */
+static __always_inline u64 *frontier_of(u64 dsq)
 {
-	if (vtime_before(vtime_now, vtime))
-		vtime_now = vtime;
+	u32 idx;
+
+	if (dsq >= CADENCE_LLC_DSQ_BASE && dsq < CADENCE_LLC_DSQ_BASE + CADENCE_MAX_LLCS) {
+		idx = dsq - CADENCE_LLC_DSQ_BASE;
+		barrier_var(idx);
+		return &llc_frontier[idx & (CADENCE_MAX_LLCS - 1)];
+	}
+	if (dsq < CADENCE_MAX_CPUS) {
+		idx = dsq;
+		barrier_var(idx);
+		return &cpu_frontier[idx & (CADENCE_MAX_CPUS - 1)];
+	}
+	return NULL;
 }
+
+/* The frontier of @dsq, 0 for an id without one. */
+static __always_inline u64 frontier(u64 dsq)
+{
+	u64 *f = frontier_of(dsq);
+
+	return f ? *f : 0;
+}
+
+/* A CPU took work with @vtime from the head of @dsq: move its frontier up. */
+static __always_inline void advance_frontier(u64 dsq, u64 vtime)
+{
+	u64 *f = frontier_of(dsq);
+
+	if (f && vtime_before(*f, vtime))
+		*f = vtime;
+}
+
+/* No queue yet: a new task, whose vtime starts level with its first queue. */
+#define CADENCE_NO_QUEUE (~0ULL)
 
 struct task_ctx {
 	/* The task's virtual time, the source of truth for DSQ ordering. */
 	u64 vtime;
+	/* The DSQ whose frontier @vtime is relative to (CADENCE_NO_QUEUE). */
+	u64 queue;
 	/* When the running task was last charged, ns (scx_bpf_now()). */
 	u64 charged_at;
 	/* When the current run (or slice refill) started, ns. */
@@ -113,43 +163,53 @@ static __always_inline void charge_vtime(struct task_struct *p, struct task_ctx 
 }
 
 /*
- * Queue no task further behind the frontier than the policy's lag; true if
+ * Queue no task further behind @front than the policy's lag; true if
  * @tctx was behind it and was lifted.
  */
 static __always_inline bool clamp_lagging_vtime(const struct cadence_policy *pol,
-						struct task_ctx *tctx)
+						struct task_ctx *tctx, u64 front)
 {
-	u64 floor = vtime_now - pol->slice_lag_ns;
+	u64 floor = front - pol->slice_lag_ns;
 
-	if (vtime_now > pol->slice_lag_ns && vtime_before(tctx->vtime, floor)) {
+	if (front > pol->slice_lag_ns && vtime_before(tctx->vtime, floor)) {
 		tctx->vtime = floor;
 		return true;
 	}
 	return false;
 }
 
-/* Queue no task further ahead of the frontier than two slices and a tick. */
+/* Queue no task further ahead of @front than two slices and a tick. */
 static __always_inline void clamp_leading_vtime(const struct cadence_policy *pol,
-						const struct task_struct *p, struct task_ctx *tctx)
+						const struct task_struct *p, struct task_ctx *tctx,
+						u64 front)
 {
 	u64 lead = scale_by_weight_inverse(2 * pol->slice_max_ns + CADENCE_TICK_OVERRUN_NS,
 					   task_weight(p));
-	u64 ceiling = vtime_now + lead;
+	u64 ceiling = front + lead;
 
 	if (vtime_before(ceiling, tctx->vtime))
 		tctx->vtime = ceiling;
 }
 
 /*
- * Both lag bounds, for a task about to be queued; true if the lower one
- * lifted it (its queue had fallen behind the frontier).
+ * Make @tctx's vtime relative to @dsq, the queue @p is about to go into,
+ * keeping its lag, and bound that lag both ways; true if the lower bound
+ * lifted it.
  */
-static __always_inline bool clamp_lag(const struct cadence_policy *pol, const struct task_struct *p,
-				      struct task_ctx *tctx)
+static __always_inline bool vtime_for_queue(const struct cadence_policy *pol,
+					    const struct task_struct *p, struct task_ctx *tctx,
+					    u64 dsq)
 {
-	bool lifted = clamp_lagging_vtime(pol, tctx);
+	u64 front = frontier(dsq);
+	bool lifted;
 
-	clamp_leading_vtime(pol, p, tctx);
+	if (tctx->queue == CADENCE_NO_QUEUE)
+		tctx->vtime = front;
+	else if (tctx->queue != dsq)
+		tctx->vtime = tctx->vtime - frontier(tctx->queue) + front;
+	tctx->queue = dsq;
+	lifted = clamp_lagging_vtime(pol, tctx, front);
+	clamp_leading_vtime(pol, p, tctx, front);
 	return lifted;
 }
 

@@ -185,8 +185,9 @@ struct cadence_cpu_stats {
 	u64 place_busy;
 	/*
 	 * Fairness across queues (fair.bpf.h): enqueues that lifted a task
-	 * whose queue had fallen a lag behind the frontier; tasks taken from a
-	 * busier LLC by a busy CPU; idle CPUs woken for a task queued in an LLC.
+	 * (mostly one that slept) to a lag behind its queue's frontier; tasks
+	 * taken from a busier LLC by a busy CPU; idle CPUs woken for a task
+	 * queued in an LLC.
 	 */
 	u64 enq_lag_floor;
 	u64 dispatch_balance;

@@ -85,7 +85,7 @@ void BPF_STRUCT_OPS(cadence_enqueue, struct task_struct *p, u64 enq_flags)
 	struct task_ctx *tctx = lookup_task_ctx(p);
 	s32 prev = scx_bpf_task_cpu(p), cpu;
 	struct cadence_policy pol;
-	u64 vtime;
+	u64 dsq;
 
 	if (!tctx) {
 		scx_bpf_error("%s[%d] has no task context", p->comm, p->pid);
@@ -93,13 +93,11 @@ void BPF_STRUCT_OPS(cadence_enqueue, struct task_struct *p, u64 enq_flags)
 	}
 
 	policy_snapshot(&pol);
-	if (clamp_lag(&pol, p, tctx))
-		stat_inc(enq_lag_floor);
-	vtime = tctx->vtime;
-
 	if (task_pinned(p)) {
-		scx_bpf_dsq_insert_vtime(p, cpu_dsq(prev), task_slice(&pol, p, prev), vtime,
-					 enq_flags);
+		dsq = cpu_dsq(prev);
+		if (vtime_for_queue(&pol, p, tctx, dsq))
+			stat_inc(enq_lag_floor);
+		scx_bpf_dsq_insert_vtime(p, dsq, task_slice(&pol, p, prev), tctx->vtime, enq_flags);
 		stat_inc(enq_pinned);
 		scx_bpf_kick_cpu(prev, SCX_KICK_IDLE);
 		return;
@@ -117,8 +115,10 @@ void BPF_STRUCT_OPS(cadence_enqueue, struct task_struct *p, u64 enq_flags)
 		}
 	}
 
-	scx_bpf_dsq_insert_vtime(p, llc_dsq(cpu_llc_id(prev)), task_slice(&pol, p, prev), vtime,
-				 enq_flags);
+	dsq = llc_dsq(cpu_llc_id(prev));
+	if (vtime_for_queue(&pol, p, tctx, dsq))
+		stat_inc(enq_lag_floor);
+	scx_bpf_dsq_insert_vtime(p, dsq, task_slice(&pol, p, prev), tctx->vtime, enq_flags);
 	stat_inc(enq_llc);
 	/*
 	 * A CPU may have gone idle since the search above (or a claim was
@@ -133,28 +133,84 @@ void BPF_STRUCT_OPS(cadence_enqueue, struct task_struct *p, u64 enq_flags)
 	}
 }
 
-/* A queue a CPU may take its next task from, with the vtime of its head. */
+/* A queue a CPU may take its next task from, and its head. */
 struct queue_head {
 	u64 dsq_id;
+	/* The head's vtime, in this queue's frame, and when it became runnable. */
 	u64 vtime;
-	/* The CPU's own DSQ (else its LLC's), for the stats. */
-	bool own;
+	unsigned long runnable_at;
+	bool present;
 };
 
-/*
- * Move the head of @q to this CPU and let the frontier follow it; true if a
- * task was moved.
- */
-static __always_inline bool take_head(const struct queue_head *q)
+static __always_inline void peek_head(struct queue_head *q, u64 dsq_id)
 {
-	if (!scx_bpf_dsq_move_to_local(q->dsq_id, 0))
+	struct task_struct *p = __COMPAT_scx_bpf_dsq_peek(dsq_id);
+
+	q->dsq_id = dsq_id;
+	q->present = p != NULL;
+	q->vtime = p ? p->scx.dsq_vtime : 0;
+	q->runnable_at = p ? p->scx.runnable_at : 0;
+}
+
+/*
+ * Whether the head of @a is due before the head of @b, two queues whose
+ * vtimes are in different frames: the one that has waited longer (jiffies,
+ * as the kernel's watchdog counts), then the one further behind its frontier.
+ */
+static __always_inline bool head_due_first(const struct queue_head *a, const struct queue_head *b)
+{
+	if (a->runnable_at != b->runnable_at)
+		return (long)(a->runnable_at - b->runnable_at) < 0;
+	return (s64)(a->vtime - frontier(a->dsq_id)) < (s64)(b->vtime - frontier(b->dsq_id));
+}
+
+/*
+ * Move the first task of @dsq this CPU may run here, and let the queue's
+ * frontier follow its head; true if a task was moved. (If the head may not
+ * run here and a later task moves, the frontier still moves only to the
+ * head's vtime, which is not past the moved one's.)
+ */
+static __always_inline bool take_from(u64 dsq)
+{
+	struct task_struct *head = __COMPAT_scx_bpf_dsq_peek(dsq);
+	u64 vtime = head ? head->scx.dsq_vtime : 0;
+
+	if (!scx_bpf_dsq_move_to_local(dsq, 0))
 		return false;
-	if (q->own)
+	if (head)
+		advance_frontier(dsq, vtime);
+	return true;
+}
+
+static __always_inline bool take_head(const struct queue_head *q, s32 cpu)
+{
+	if (!q->present || !take_from(q->dsq_id))
+		return false;
+	if (q->dsq_id == cpu_dsq(cpu))
 		stat_inc(dispatch_cpu);
 	else
 		stat_inc(dispatch_llc);
-	advance_frontier(q->vtime);
 	return true;
+}
+
+/*
+ * Of the two queues this CPU serves, the one @pctx's task was last queued
+ * in, with the other in @other; NULL if neither (it last ran on an idle CPU
+ * elsewhere, so its vtime is in another queue's frame).
+ */
+static __always_inline struct queue_head *home_queue(const struct task_ctx *pctx,
+						     struct queue_head *own, struct queue_head *llc,
+						     struct queue_head **other)
+{
+	if (pctx->queue == own->dsq_id) {
+		*other = llc;
+		return own;
+	}
+	if (pctx->queue == llc->dsq_id) {
+		*other = own;
+		return llc;
+	}
+	return NULL;
 }
 
 /* Let @prev run another slice on @cpu, charging what it used so far. */
@@ -169,17 +225,10 @@ static __always_inline void keep_running(const struct cadence_policy *pol, struc
 void BPF_STRUCT_OPS(cadence_dispatch, s32 cpu, struct task_struct *prev)
 {
 	u32 llc = cpu_llc_id(cpu), i;
-	struct task_struct *own = __COMPAT_scx_bpf_dsq_peek(cpu_dsq(cpu));
-	struct task_struct *shared = __COMPAT_scx_bpf_dsq_peek(llc_dsq(llc));
-	struct queue_head own_q = {cpu_dsq(cpu), own ? own->scx.dsq_vtime : 0, true};
-	struct queue_head llc_q = {llc_dsq(llc), shared ? shared->scx.dsq_vtime : 0, false};
-	bool own_first = own && (!shared || vtime_before(own_q.vtime, llc_q.vtime));
-	struct queue_head *first = own_first ? &own_q : &llc_q;
-	struct queue_head *second = own_first ? &llc_q : &own_q;
+	struct queue_head own_q, llc_q, *first, *second, *home, *other = NULL;
 	struct task_ctx *pctx = NULL;
 	struct cadence_policy pol;
 	u64 now = scx_bpf_now();
-
 	s32 busier;
 
 	policy_snapshot(&pol);
@@ -192,25 +241,45 @@ void BPF_STRUCT_OPS(cadence_dispatch, s32 cpu, struct task_struct *prev)
 	/* Another LLC has more waiting per CPU: take from it (prev queues here). */
 	if (nr_llcs > 1) {
 		busier = llc_to_balance(llc);
-		if (busier >= 0 && scx_bpf_dsq_move_to_local(llc_dsq(busier), 0)) {
+		if (busier >= 0 && take_from(llc_dsq(busier))) {
 			stat_inc(dispatch_balance);
 			return;
 		}
 	}
 
-	/* Nobody queued is ahead of prev: it keeps the CPU. */
-	if (pctx && ((!own && !shared) || !vtime_before(first->vtime, pctx->vtime))) {
+	peek_head(&own_q, cpu_dsq(cpu));
+	peek_head(&llc_q, llc_dsq(llc));
+	home = pctx ? home_queue(pctx, &own_q, &llc_q, &other) : NULL;
+	if (pctx && home && other && (!home->present || !vtime_before(home->vtime, pctx->vtime))) {
+		/*
+		 * prev is still first in its own queue: it runs on unless a
+		 * task waits in the other queue, which then goes first (prev
+		 * has not waited at all), not the head prev is ahead of.
+		 */
+		if (take_head(other, cpu))
+			return;
 		keep_running(&pol, prev, pctx, cpu, now);
-		advance_frontier(pctx->vtime);
+		advance_frontier(pctx->queue, pctx->vtime);
+		return;
+	}
+	if (pctx && !home && !own_q.present && !llc_q.present) {
+		keep_running(&pol, prev, pctx, cpu, now);
 		return;
 	}
 
-	if (take_head(first) || take_head(second))
+	if (own_q.present && (!llc_q.present || head_due_first(&own_q, &llc_q))) {
+		first = &own_q;
+		second = &llc_q;
+	} else {
+		first = &llc_q;
+		second = &own_q;
+	}
+	if (take_head(first, cpu) || take_head(second, cpu))
 		return;
 
 	/* Idle otherwise: pull from the other LLCs, nearest index first. */
 	bpf_for (i, 1, nr_llcs) {
-		if (scx_bpf_dsq_move_to_local(llc_dsq((llc + i) % nr_llcs), 0)) {
+		if (take_from(llc_dsq((llc + i) % nr_llcs))) {
 			stat_inc(dispatch_steal);
 			return;
 		}
@@ -230,8 +299,6 @@ void BPF_STRUCT_OPS(cadence_runnable, struct task_struct *p, u64 enq_flags)
 		return;
 	util_runnable(tctx, scx_bpf_now());
 	policy_snapshot(&pol);
-	/* Waking: select_cpu() may run it without enqueue(), so bound it here. */
-	clamp_lagging_vtime(&pol, tctx);
 	cpufreq_runnable(p, tctx, &pol, enq_flags);
 }
 
@@ -296,9 +363,9 @@ void BPF_STRUCT_OPS(cadence_enable, struct task_struct *p)
 {
 	struct task_ctx *tctx = lookup_task_ctx(p);
 
-	/* A task entering sched_ext starts level with the running ones. */
+	/* A task entering sched_ext starts level with the first queue it enters. */
 	if (tctx)
-		tctx->vtime = vtime_now;
+		tctx->queue = CADENCE_NO_QUEUE;
 }
 
 void BPF_STRUCT_OPS(cadence_update_idle, s32 cpu, bool idle)
@@ -348,9 +415,9 @@ void BPF_STRUCT_OPS(cadence_dump, struct scx_dump_ctx *dctx)
 
 	if (!policy_copy_locked(&pol, &gen))
 		__builtin_memset(&pol, 0, sizeof(pol));
-	scx_bpf_dump("scx_cadence: vtime_now=%llu nr_llcs=%u policy gen %llu: slice=[%llu..%llu]ns "
+	scx_bpf_dump("scx_cadence: nr_llcs=%u policy gen %llu: slice=[%llu..%llu]ns "
 		     "lag=%lluns idle_core_first=%u freq_max=%uMHz\n",
-		     vtime_now, nr_llcs, gen, pol.slice_min_ns, pol.slice_max_ns, pol.slice_lag_ns,
+		     nr_llcs, gen, pol.slice_min_ns, pol.slice_max_ns, pol.slice_lag_ns,
 		     pol.idle_core_first, pol.freq_max_mhz);
 	scx_bpf_dump("  cpufreq: mode=%u headroom=%u%% scale=%u floor_util=%u band=%u "
 		     "interval=%lluns down_hold=%lluns legacy_iowait_boost=%u\n",
@@ -358,8 +425,8 @@ void BPF_STRUCT_OPS(cadence_dump, struct scx_dump_ctx *dctx)
 		     pol.perf_band, pol.perf_interval_ns, pol.perf_down_hold_ns,
 		     pol.perf_iowait_boost);
 	bpf_for (llc, 0, nr_llcs) {
-		scx_bpf_dump("  llc %u: cpus=%u queued=%d\n", llc, llc_cpus(llc),
-			     scx_bpf_dsq_nr_queued(llc_dsq(llc)));
+		scx_bpf_dump("  llc %u: cpus=%u queued=%d frontier=%llu\n", llc, llc_cpus(llc),
+			     scx_bpf_dsq_nr_queued(llc_dsq(llc)), frontier(llc_dsq(llc)));
 	}
 }
 
@@ -376,8 +443,9 @@ void BPF_STRUCT_OPS(cadence_dump_cpu, struct scx_dump_ctx *dctx, s32 cpu, bool i
 		return;
 	if (!policy_copy_locked(&pol, &gen))
 		return;
-	scx_bpf_dump("scx_cadence: cpu %d llc=%u own_queued=%d slice_now=%lluns\n", cpu,
-		     cpu_llc_id(cpu), queued, cpu_slice(&pol, cpu));
+	scx_bpf_dump(
+		"scx_cadence: cpu %d llc=%u own_queued=%d own_frontier=%llu slice_now=%lluns\n",
+		cpu, cpu_llc_id(cpu), queued, frontier(cpu_dsq(cpu)), cpu_slice(&pol, cpu));
 	cu = bpf_map_lookup_percpu_elem(&cpu_util, &zero, cpu);
 	if (cu)
 		scx_bpf_dump("  util_avg=%llu freq_scale=%u source=%u cap=%u\n", cu->avg.util_avg,
@@ -396,9 +464,10 @@ void BPF_STRUCT_OPS(cadence_dump_task, struct scx_dump_ctx *dctx, struct task_st
 		scx_bpf_dump("scx_cadence: no task context\n");
 		return;
 	}
-	scx_bpf_dump("scx_cadence: vtime=%llu lag=%lld weight=%u pinned=%d run_start=%llu\n",
-		     tctx->vtime, (s64)(vtime_now - tctx->vtime), task_weight(p), task_pinned(p),
-		     tctx->run_start);
+	scx_bpf_dump(
+		"scx_cadence: vtime=%llu queue=%llx lag=%lld weight=%u pinned=%d run_start=%llu\n",
+		tctx->vtime, tctx->queue, (s64)(frontier(tctx->queue) - tctx->vtime),
+		task_weight(p), task_pinned(p), tctx->run_start);
 	scx_bpf_dump("  util_avg=%llu util_est=%u runnable_avg=%llu\n", tctx->util.avg.util_avg,
 		     pelt_util_est(&tctx->util.avg), tctx->util.avg.runnable_avg);
 }

@@ -68,3 +68,27 @@ case_fair_busy_llcs_balance() {
 	[ $rc -eq 0 ] || fail "busy LLCs did not balance (see above)" || return 1
 	stop_sched
 }
+
+# Weights hold within a queue whatever other queues do: hogs pinned to CPU 1
+# at nice 0 and nice 5 share it in the kernel's ratio 1024/335 = 3.057
+# (within 10%, as case_nice_ratio) while three nice-19 hogs run on the other
+# CPUs. A nice-19 task alone on a CPU advances its vtime 68 times faster
+# than real time; with one frontier for all queues it would drag that
+# frontier ahead, hold the pinned pair at the lag bound, and make them take
+# turns 1:1.
+case_fair_pinned_weights_beside_other_queues() {
+	start_sched "$VM_OUT/fair_weights.sched.log" || return 1
+	local a b a0 b0 a1 b1 others
+	nice -n 19 stress-ng --cpu 3 --timeout 40s >/dev/null 2>&1 &
+	others=$!
+	a=$(hog 1 0)
+	b=$(hog 1 5)
+	sleep 2
+	a0=$(cpu_ticks "$a") b0=$(cpu_ticks "$b")
+	sleep 20
+	a1=$(cpu_ticks "$a") b1=$(cpu_ticks "$b")
+	kill "$a" "$b" "$others"
+	wait "$others" 2>/dev/null
+	nice_0_5_ratio $((a1 - a0)) $((b1 - b0)) || return 1
+	stop_sched
+}

@@ -85,3 +85,19 @@ expect_refused() {
 	[[ $out == *"$want"* ]] || fail "$what: '$out' does not say '$want'" || return 1
 	[ "$(bpf_generation)" = "$gen" ] || fail "$what: the BPF policy changed" || return 1
 }
+
+# nice_0_5_ratio A B: CPU ticks A of a nice-0 hog and B of a nice-5 hog that
+# shared one CPU are in the kernel's weight ratio 1024/335 = 3.057, within
+# 10%; prints the verdict.
+nice_0_5_ratio() {
+	local verdict
+	verdict=$(awk -v a="$1" -v b="$2" 'BEGIN {
+		want = 1024 / 335
+		if (b <= 0) { print "FAIL nice-5 hog got no CPU time"; exit }
+		r = a / b
+		printf "%s ratio %.3f (nice0 %d ticks, nice5 %d ticks), want %.3f +-10%%\n",
+			(r > want * 0.9 && r < want * 1.1) ? "ok" : "FAIL", r, a, b, want
+	}')
+	echo "$verdict"
+	case $verdict in ok*) ;; *) return 1 ;; esac
+}
