@@ -6,6 +6,7 @@ mod bpf_skel;
 mod control;
 mod freq;
 mod instance;
+mod owned;
 #[cfg(test)]
 mod pelt;
 mod perf;

@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use crossbeam::channel::{Receiver, select};
+use libbpf_rs::skel::Skel;
 use libbpf_rs::{MapCore, MapFlags, OpenObject};
 use log::{info, warn};
 use scx_stats::prelude::*;
@@ -110,25 +111,13 @@ impl<'a> Scheduler<'a> {
             .context("writing the place_topo map")?;
 
         let mut pins = Pins::create(&opts.pin_dir)?;
-        for map in [
-            &mut skel.maps.policy,
-            &mut skel.maps.policy_state,
-            &mut skel.maps.policy_cpu,
-            &mut skel.maps.cpu_stats,
-            &mut skel.maps.cpu_util,
-            &mut skel.maps.freq_inject,
-            &mut skel.maps.cpu_perf,
-            &mut skel.maps.util_inject,
-            &mut skel.maps.place_topo,
-        ] {
-            pins.add(map)?;
-        }
+        pins.add_maps(skel.object_mut())?;
         let mut task_view = skel
             .progs
             .task_util_view
             .attach()
             .context("attaching the task util view (iter/task)")?;
-        pins.add_link(&mut task_view, "tasks")?;
+        pins.add_task_view(&mut task_view)?;
 
         let struct_ops = Some(scx_ops_attach!(skel, cadence_ops)?);
         info!(
@@ -288,6 +277,8 @@ pub fn run_until_shutdown(
     shutdown: Arc<AtomicBool>,
     reload: &'static AtomicBool,
 ) -> Result<()> {
+    // A pin directory we must refuse is refused before anything is made.
+    crate::owned::check_dir(&opts.pin_dir, "pin directory")?;
     let _lock = InstanceLock::take(Path::new(LOCK_FILE))?;
     let (_server, control) = Server::start(&opts.ctl_socket)?;
     let events = Events {

@@ -36,14 +36,10 @@ impl Server {
     /// Binds @path (its directory made 0700 if missing, the socket 0600)
     /// and serves it from a thread. Requests arrive on the returned channel.
     pub fn start(path: &Path) -> Result<(Self, Receiver<Pending>)> {
-        crate::instance::create_parent_dir(path)?;
-        // The caller holds the instance lock, so a socket here is stale.
-        match std::fs::remove_file(path) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                Err(e).with_context(|| format!("removing stale {}", path.display()))?
-            }
-            _ => {}
-        }
+        crate::instance::create_parent_dir(path, "control socket")?;
+        // The caller holds the instance lock, so a socket here is stale;
+        // anything else is not ours to remove.
+        crate::owned::remove_stale_socket(path)?;
         let listener =
             UnixListener::bind(path).with_context(|| format!("binding {}", path.display()))?;
         std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
@@ -223,5 +219,50 @@ mod tests {
         assert_eq!(e, format!("the request exceeds {MAX_REQUEST} bytes"));
         let exact = vec![b'x'; MAX_REQUEST];
         assert_eq!(read_line(&mut &exact[..]).unwrap().len(), MAX_REQUEST);
+    }
+
+    #[test]
+    fn only_a_socket_is_replaced_at_the_socket_path() {
+        let s = crate::owned::tests::Scratch::new("sock-file");
+        let path = s.0.join("ctl.sock");
+        std::fs::write(&path, "not a socket").unwrap();
+        let e = Server::start(&path).err().unwrap().to_string();
+        assert_eq!(
+            e,
+            format!(
+                "refusing to replace {}: it is not a socket (choose another --ctl-socket)",
+                path.display()
+            )
+        );
+        assert_eq!(std::fs::read(&path).unwrap(), b"not a socket");
+
+        // A socket a killed instance left is replaced.
+        let path = s.0.join("stale.sock");
+        drop(UnixListener::bind(&path).unwrap());
+        let (server, _rx) = Server::start(&path).unwrap();
+        UnixStream::connect(&path).unwrap();
+        drop(server);
+        assert!(!path.exists());
+    }
+
+    #[test]
+    fn a_symlinked_socket_dir_is_refused() {
+        let s = crate::owned::tests::Scratch::new("sock-link");
+        let target = s.0.join("target");
+        std::fs::create_dir(&target).unwrap();
+        let link = s.0.join("run");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        let e = Server::start(&link.join("ctl.sock"))
+            .err()
+            .unwrap()
+            .to_string();
+        assert_eq!(
+            e,
+            format!(
+                "refusing {} as the control socket directory: it is a symbolic link",
+                link.display()
+            )
+        );
+        assert_eq!(std::fs::read_dir(&target).unwrap().count(), 0);
     }
 }
