@@ -114,6 +114,11 @@ pub struct RunOpts {
     #[clap(long, hide = true)]
     pub test_util_inject: bool,
 
+    /// Test only: after reading the CPU topology, wait until FILE exists, so
+    /// that a VM test can hotplug a CPU before the scheduler attaches.
+    #[clap(long, value_name = "FILE", hide = true)]
+    pub test_wait_after_topology: Option<PathBuf>,
+
     /// Verbose output, including libbpf's messages.
     #[clap(short = 'v', long)]
     pub verbose: bool,

@@ -55,7 +55,19 @@ impl<'a> Scheduler<'a> {
     ) -> Result<Self> {
         scx_utils::try_set_rlimit_infinity();
 
+        // Open first: scx_ops_open! records the kernel's hotplug_seq, and the
+        // kernel ends an attach that a hotplug event has since made stale
+        // (with a restart, see run_until_shutdown). Read after it, the
+        // topology cannot miss an event.
+        let mut builder = BpfSkelBuilder::default();
+        builder.obj_builder.debug(opts.verbose);
+        let open_opts = opts.libbpf.clone().into_bpf_open_opts();
+        let mut skel = scx_ops_open!(builder, open_object, cadence_ops, open_opts)?;
+
         let (hier, source) = topology::read_hierarchy(Path::new("/sys"), opts.topology.as_deref())?;
+        if let Some(file) = &opts.test_wait_after_topology {
+            wait_for_file(file);
+        }
         for note in &hier.notes {
             warn!("topology: {note}");
         }
@@ -72,11 +84,6 @@ impl<'a> Scheduler<'a> {
             live.current().name,
             live.generation()
         );
-
-        let mut builder = BpfSkelBuilder::default();
-        builder.obj_builder.debug(opts.verbose);
-        let open_opts = opts.libbpf.clone().into_bpf_open_opts();
-        let mut skel = scx_ops_open!(builder, open_object, cadence_ops, open_opts)?;
 
         skel.struct_ops.cadence_ops_mut().exit_dump_len = opts.exit_dump_len;
 
@@ -328,5 +335,14 @@ fn wait_for_hotplug_to_settle() {
         if read("state").trim() == "disabled" && stable_since.elapsed() >= HOTPLUG_SETTLE {
             return;
         }
+    }
+}
+
+/// Test only (--test-wait-after-topology): waits until @file exists, so that
+/// a VM test can take a CPU offline between the topology read and the attach.
+fn wait_for_file(file: &Path) {
+    info!("test: topology read; waiting for {}", file.display());
+    while !file.exists() {
+        std::thread::sleep(HOTPLUG_POLL);
     }
 }
