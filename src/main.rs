@@ -6,6 +6,7 @@ mod bpf_skel;
 mod control;
 mod freq;
 mod instance;
+mod owned;
 #[cfg(test)]
 mod pelt;
 mod perf;
@@ -112,6 +113,11 @@ pub struct RunOpts {
     /// instead of PELT, so that VM tests can drive the deadband exactly.
     #[clap(long, hide = true)]
     pub test_util_inject: bool,
+
+    /// Test only: after reading the CPU topology, wait until FILE exists, so
+    /// that a VM test can hotplug a CPU before the scheduler attaches.
+    #[clap(long, value_name = "FILE", hide = true)]
+    pub test_wait_after_topology: Option<PathBuf>,
 
     /// Verbose output, including libbpf's messages.
     #[clap(short = 'v', long)]

@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use crossbeam::channel::{Receiver, select};
+use libbpf_rs::skel::Skel;
 use libbpf_rs::{MapCore, MapFlags, OpenObject};
 use log::{info, warn};
 use scx_stats::prelude::*;
@@ -54,7 +55,19 @@ impl<'a> Scheduler<'a> {
     ) -> Result<Self> {
         scx_utils::try_set_rlimit_infinity();
 
+        // Open first: scx_ops_open! records the kernel's hotplug_seq, and the
+        // kernel ends an attach that a hotplug event has since made stale
+        // (with a restart, see run_until_shutdown). Read after it, the
+        // topology cannot miss an event.
+        let mut builder = BpfSkelBuilder::default();
+        builder.obj_builder.debug(opts.verbose);
+        let open_opts = opts.libbpf.clone().into_bpf_open_opts();
+        let mut skel = scx_ops_open!(builder, open_object, cadence_ops, open_opts)?;
+
         let (hier, source) = topology::read_hierarchy(Path::new("/sys"), opts.topology.as_deref())?;
+        if let Some(file) = &opts.test_wait_after_topology {
+            wait_for_file(file);
+        }
         for note in &hier.notes {
             warn!("topology: {note}");
         }
@@ -71,11 +84,6 @@ impl<'a> Scheduler<'a> {
             live.current().name,
             live.generation()
         );
-
-        let mut builder = BpfSkelBuilder::default();
-        builder.obj_builder.debug(opts.verbose);
-        let open_opts = opts.libbpf.clone().into_bpf_open_opts();
-        let mut skel = scx_ops_open!(builder, open_object, cadence_ops, open_opts)?;
 
         skel.struct_ops.cadence_ops_mut().exit_dump_len = opts.exit_dump_len;
 
@@ -110,25 +118,13 @@ impl<'a> Scheduler<'a> {
             .context("writing the place_topo map")?;
 
         let mut pins = Pins::create(&opts.pin_dir)?;
-        for map in [
-            &mut skel.maps.policy,
-            &mut skel.maps.policy_state,
-            &mut skel.maps.policy_cpu,
-            &mut skel.maps.cpu_stats,
-            &mut skel.maps.cpu_util,
-            &mut skel.maps.freq_inject,
-            &mut skel.maps.cpu_perf,
-            &mut skel.maps.util_inject,
-            &mut skel.maps.place_topo,
-        ] {
-            pins.add(map)?;
-        }
+        pins.add_maps(skel.object_mut())?;
         let mut task_view = skel
             .progs
             .task_util_view
             .attach()
             .context("attaching the task util view (iter/task)")?;
-        pins.add_link(&mut task_view, "tasks")?;
+        pins.add_task_view(&mut task_view)?;
 
         let struct_ops = Some(scx_ops_attach!(skel, cadence_ops)?);
         info!(
@@ -288,6 +284,8 @@ pub fn run_until_shutdown(
     shutdown: Arc<AtomicBool>,
     reload: &'static AtomicBool,
 ) -> Result<()> {
+    // A pin directory we must refuse is refused before anything is made.
+    crate::owned::check_dir(&opts.pin_dir, "pin directory")?;
     let _lock = InstanceLock::take(Path::new(LOCK_FILE))?;
     let (_server, control) = Server::start(&opts.ctl_socket)?;
     let events = Events {
@@ -337,5 +335,14 @@ fn wait_for_hotplug_to_settle() {
         if read("state").trim() == "disabled" && stable_since.elapsed() >= HOTPLUG_SETTLE {
             return;
         }
+    }
+}
+
+/// Test only (--test-wait-after-topology): waits until @file exists, so that
+/// a VM test can take a CPU offline between the topology read and the attach.
+fn wait_for_file(file: &Path) {
+    info!("test: topology read; waiting for {}", file.display());
+    while !file.exists() {
+        std::thread::sleep(HOTPLUG_POLL);
     }
 }

@@ -1,16 +1,18 @@
 //! `scx_cadence ctl`: sends one request to the running scheduler and prints
 //! the answer.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, ErrorKind, Write};
 use std::os::unix::net::UnixStream;
 use std::path::Path;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
-use super::{Reply, Request};
+use super::{ReadBy, Reply, Request, peer_uid};
 
-/// The scheduler may be re-attaching after hotplug; see server.rs.
+/// The deadline for a whole request, from connect to the answer's newline:
+/// the scheduler may be re-attaching after hotplug (server.rs's
+/// APPLY_TIMEOUT, 30 s), plus 5 s to spare.
 const REPLY_TIMEOUT: Duration = Duration::from_secs(35);
 
 /// The request for `ctl switch ARG`: a preset goes by name, a file is read
@@ -34,18 +36,50 @@ pub fn switch_request(arg: &str) -> Result<Request> {
 
 /// Sends @request to the scheduler at @socket and returns its answer.
 pub fn send(socket: &Path, request: &Request) -> Result<Reply> {
-    let mut conn = UnixStream::connect(socket).with_context(|| {
+    send_within(socket, request, REPLY_TIMEOUT)
+}
+
+/// send() with @within for the whole exchange. The server must run as root
+/// or as us: anyone else listening there would read our request and could
+/// forge the answer.
+fn send_within(socket: &Path, request: &Request, within: Duration) -> Result<Reply> {
+    let until = Instant::now() + within;
+    let conn = UnixStream::connect(socket).with_context(|| {
         format!(
             "connecting to {}: is scx_cadence running, and are you root?",
             socket.display()
         )
     })?;
-    conn.set_read_timeout(Some(REPLY_TIMEOUT))?;
+    let me = crate::owned::euid();
+    match peer_uid(&conn) {
+        Some(uid) if uid == 0 || uid == me => {}
+        Some(uid) => bail!(
+            "refusing the server at {}: it runs as uid {uid}, not as root or uid {me}",
+            socket.display()
+        ),
+        None => bail!("cannot identify the server at {}", socket.display()),
+    }
+    let late = || {
+        format!(
+            "no answer from {} within {} s",
+            socket.display(),
+            within.as_secs_f64()
+        )
+    };
+    // A request fits the socket buffer: the write does not wait for the
+    // server, and the deadline is kept by the reads.
+    conn.set_write_timeout(Some(within))?;
     let mut line = serde_json::to_vec(request)?;
     line.push(b'\n');
-    conn.write_all(&line)?;
+    (&conn)
+        .write_all(&line)
+        .with_context(|| format!("sending the request to {}", socket.display()))?;
     let mut answer = String::new();
-    BufReader::new(conn).read_line(&mut answer)?;
+    match BufReader::new(ReadBy { conn: &conn, until }).read_line(&mut answer) {
+        Ok(_) => {}
+        Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => bail!(late()),
+        Err(e) => return Err(e).context("reading the answer"),
+    }
     if answer.is_empty() {
         bail!("the scheduler closed the connection without an answer");
     }
@@ -62,4 +96,115 @@ pub fn print(reply: &Reply, show_policy: bool) -> Result<()> {
         print!("{}", reply.policy);
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::owned::tests::Scratch;
+    use std::io::Read;
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::io::FromRawFd;
+    use std::os::unix::net::UnixListener;
+
+    /// Answers one request at @listener with a good reply, one byte every
+    /// @gap.
+    fn answer(listener: UnixListener, gap: Duration) {
+        let (mut conn, _) = listener.accept().unwrap();
+        let mut byte = [0u8];
+        while conn.read(&mut byte).unwrap() == 1 && byte[0] != b'\n' {}
+        let mut line = serde_json::to_vec(&Reply::default()).unwrap();
+        line.push(b'\n');
+        for b in line {
+            if conn.write_all(&[b]).is_err() {
+                return;
+            }
+            std::thread::sleep(gap);
+        }
+    }
+
+    #[test]
+    fn a_dribbling_server_gets_one_deadline_for_the_whole_request() {
+        let s = Scratch::new("client-dribble");
+        let path = s.0.join("ctl.sock");
+        let listener = UnixListener::bind(&path).unwrap();
+        // About 50 bytes at 50 ms each: 2.5 s, each byte well within 0.5 s.
+        let t = std::thread::spawn(move || answer(listener, Duration::from_millis(50)));
+        let e = send_within(&path, &Request::Get {}, Duration::from_millis(500))
+            .unwrap_err()
+            .to_string();
+        assert_eq!(e, format!("no answer from {} within 0.5 s", path.display()));
+        t.join().unwrap();
+        // The same server answering at once is fine.
+        let listener = UnixListener::bind(s.0.join("fast.sock")).unwrap();
+        let t = std::thread::spawn(move || answer(listener, Duration::ZERO));
+        send_within(&s.0.join("fast.sock"), &Request::Get {}, REPLY_TIMEOUT).unwrap();
+        t.join().unwrap();
+    }
+
+    /// A listening socket at @path whose SO_PEERCRED is @uid's: listen(2)
+    /// records the credentials of its caller, here a thread that drops to
+    /// @uid alone (the raw syscall, unlike libc's setresuid(), changes only
+    /// the calling thread).
+    fn listen_as(path: &Path, uid: u32) -> UnixListener {
+        let path = path.to_owned();
+        std::thread::spawn(move || {
+            // SAFETY: plain syscalls on a descriptor this thread owns and a
+            // zeroed sockaddr_un filled within its bounds.
+            unsafe {
+                let fd = libc::socket(libc::AF_UNIX, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
+                assert!(fd >= 0);
+                let mut addr: libc::sockaddr_un = std::mem::zeroed();
+                addr.sun_family = libc::AF_UNIX as libc::sa_family_t;
+                let bytes = path.as_os_str().as_bytes();
+                assert!(bytes.len() < addr.sun_path.len());
+                for (d, s) in addr.sun_path.iter_mut().zip(bytes) {
+                    *d = *s as libc::c_char;
+                }
+                let len = std::mem::size_of::<libc::sockaddr_un>() as libc::socklen_t;
+                assert_eq!(libc::bind(fd, (&raw const addr).cast(), len), 0);
+                assert_eq!(libc::syscall(libc::SYS_setresuid, uid, uid, uid), 0);
+                assert_eq!(libc::listen(fd, 1), 0);
+                UnixListener::from_raw_fd(fd)
+            }
+        })
+        .join()
+        .unwrap()
+    }
+
+    #[test]
+    fn a_server_of_another_user_is_refused() {
+        if crate::owned::euid() != 0 {
+            eprintln!("SKIPPED a_server_of_another_user_is_refused: needs root");
+            return;
+        }
+        let s = Scratch::new("client-peer");
+        let path = s.0.join("ctl.sock");
+        let listener = listen_as(&path, 65534);
+        let t = std::thread::spawn(move || {
+            // It reads what it is sent, and answers if it gets a request.
+            let (mut conn, _) = listener.accept().unwrap();
+            let mut got = Vec::new();
+            let mut byte = [0u8];
+            while conn.read(&mut byte).unwrap() == 1 && byte[0] != b'\n' {
+                got.push(byte[0]);
+            }
+            let _ = conn.write_all(
+                b"{\"error\":null,\"generation\":7,\"name\":\"forged\",\"policy\":\"\"}\n",
+            );
+            got
+        });
+        let e = send_within(&path, &Request::Get {}, REPLY_TIMEOUT)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            format!(
+                "refusing the server at {}: it runs as uid 65534, not as root or uid 0",
+                path.display()
+            )
+        );
+        // It never saw the request.
+        assert_eq!(t.join().unwrap(), b"");
+    }
 }

@@ -9,6 +9,11 @@
 pub mod client;
 pub mod server;
 
+use std::io::{ErrorKind, Read};
+use std::os::unix::io::AsRawFd;
+use std::os::unix::net::UnixStream;
+use std::time::Instant;
+
 use serde::{Deserialize, Serialize};
 
 /// Where the scheduler listens unless told otherwise.
@@ -55,4 +60,46 @@ impl Reply {
             ..Default::default()
         }
     }
+}
+
+/// Reads from a socket with one deadline for all reads together: each read
+/// waits at most for the time left, so a peer that dribbles a byte at a
+/// time cannot stretch a request past @until.
+pub struct ReadBy<'a> {
+    pub conn: &'a UnixStream,
+    pub until: Instant,
+}
+
+impl Read for ReadBy<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let left = self.until.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(ErrorKind::TimedOut.into());
+        }
+        self.conn.set_read_timeout(Some(left))?;
+        let mut conn = self.conn;
+        conn.read(buf)
+    }
+}
+
+/// The uid of the process at the other end of @conn (SO_PEERCRED: for a
+/// client, the process that called listen(); for the server, the client).
+pub fn peer_uid(conn: &UnixStream) -> Option<u32> {
+    let mut cred = libc::ucred {
+        pid: 0,
+        uid: 0,
+        gid: 0,
+    };
+    let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
+    // SAFETY: cred and len are valid for writes and sized for SO_PEERCRED.
+    let rc = unsafe {
+        libc::getsockopt(
+            conn.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_PEERCRED,
+            (&mut cred as *mut libc::ucred).cast(),
+            &mut len,
+        )
+    };
+    (rc == 0).then_some(cred.uid)
 }

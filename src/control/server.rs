@@ -4,18 +4,17 @@
 
 use std::io::{ErrorKind, Read, Write};
 use std::os::unix::fs::PermissionsExt;
-use std::os::unix::io::AsRawFd;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use crossbeam::channel::{Receiver, Sender, bounded};
 
-use super::{MAX_REQUEST, Reply, Request};
+use super::{MAX_REQUEST, ReadBy, Reply, Request, peer_uid};
 
-/// How long a client may take to send its request: a stalled client cannot
-/// hold the server up for longer.
+/// How long a client may take to send its whole request: a stalled or
+/// dribbling client cannot hold the server up for longer.
 const READ_TIMEOUT: Duration = Duration::from_secs(2);
 /// How long a request may wait for the scheduler's loop, which may be busy
 /// re-attaching after CPU hotplug (tests/vm: under 20 s).
@@ -36,14 +35,10 @@ impl Server {
     /// Binds @path (its directory made 0700 if missing, the socket 0600)
     /// and serves it from a thread. Requests arrive on the returned channel.
     pub fn start(path: &Path) -> Result<(Self, Receiver<Pending>)> {
-        crate::instance::create_parent_dir(path)?;
-        // The caller holds the instance lock, so a socket here is stale.
-        match std::fs::remove_file(path) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                Err(e).with_context(|| format!("removing stale {}", path.display()))?
-            }
-            _ => {}
-        }
+        crate::instance::create_parent_dir(path, "control socket")?;
+        // The caller holds the instance lock, so a socket here is stale;
+        // anything else is not ours to remove.
+        crate::owned::remove_stale_socket(path)?;
         let listener =
             UnixListener::bind(path).with_context(|| format!("binding {}", path.display()))?;
         std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
@@ -103,13 +98,29 @@ fn check_request(conn: &mut UnixStream) -> Result<Request, String> {
         Some(uid) => return Err(format!("permission denied: uid {uid} is not root")),
         None => return Err("cannot identify the peer".into()),
     }
-    conn.set_read_timeout(Some(READ_TIMEOUT))
-        .map_err(|e| e.to_string())?;
-    let bytes = read_line(conn)?;
+    let bytes = read_request(conn, READ_TIMEOUT)?;
     let text =
         std::str::from_utf8(&bytes).map_err(|e| format!("the request is not valid UTF-8 ({e})"))?;
     parse_request(text)
 }
+
+/// The request line on @conn, which must arrive whole @within.
+fn read_request(conn: &UnixStream, within: Duration) -> Result<Vec<u8>, String> {
+    let mut by = ReadBy {
+        conn,
+        until: Instant::now() + within,
+    };
+    read_line(&mut by).map_err(|e| {
+        if e == NO_REQUEST {
+            format!("no request within {} s", within.as_secs_f64())
+        } else {
+            e
+        }
+    })
+}
+
+/// read_line's error when the deadline passed first.
+const NO_REQUEST: &str = "timed out";
 
 /// Reads up to the first newline (or EOF), refusing more than MAX_REQUEST.
 fn read_line(conn: &mut impl Read) -> Result<Vec<u8>, String> {
@@ -120,7 +131,7 @@ fn read_line(conn: &mut impl Read) -> Result<Vec<u8>, String> {
             Ok(n) => n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
-                return Err(format!("no request within {} s", READ_TIMEOUT.as_secs()));
+                return Err(NO_REQUEST.into());
             }
             Err(e) => return Err(format!("reading the request: {e}")),
         };
@@ -157,27 +168,6 @@ pub fn parse_request(text: &str) -> Result<Request, String> {
         ));
     }
     serde_json::from_value(value).map_err(|e| format!("bad `{cmd}` request: {e}"))
-}
-
-/// The uid of the process at the other end of @conn (SO_PEERCRED).
-fn peer_uid(conn: &UnixStream) -> Option<u32> {
-    let mut cred = libc::ucred {
-        pid: 0,
-        uid: 0,
-        gid: 0,
-    };
-    let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
-    // SAFETY: cred and len are valid for writes and sized for SO_PEERCRED.
-    let rc = unsafe {
-        libc::getsockopt(
-            conn.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_PEERCRED,
-            (&mut cred as *mut libc::ucred).cast(),
-            &mut len,
-        )
-    };
-    (rc == 0).then_some(cred.uid)
 }
 
 #[cfg(test)]
@@ -223,5 +213,71 @@ mod tests {
         assert_eq!(e, format!("the request exceeds {MAX_REQUEST} bytes"));
         let exact = vec![b'x'; MAX_REQUEST];
         assert_eq!(read_line(&mut &exact[..]).unwrap().len(), MAX_REQUEST);
+    }
+
+    /// A client that sends one byte every 50 ms, never a newline, for 3 s.
+    fn dribble(mut tx: UnixStream) {
+        for _ in 0..60 {
+            if tx.write_all(b" ").is_err() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    #[test]
+    fn a_dribbling_client_gets_one_deadline_for_the_whole_request() {
+        let (rx, tx) = UnixStream::pair().unwrap();
+        let t = std::thread::spawn(move || dribble(tx));
+        // Each byte comes well within 500 ms; the request does not.
+        let e = read_request(&rx, Duration::from_millis(500)).unwrap_err();
+        assert_eq!(e, "no request within 0.5 s");
+        drop(rx);
+        t.join().unwrap();
+    }
+
+    #[test]
+    fn only_a_socket_is_replaced_at_the_socket_path() {
+        let s = crate::owned::tests::Scratch::new("sock-file");
+        let path = s.0.join("ctl.sock");
+        std::fs::write(&path, "not a socket").unwrap();
+        let e = Server::start(&path).err().unwrap().to_string();
+        assert_eq!(
+            e,
+            format!(
+                "refusing to replace {}: it is not a socket (choose another --ctl-socket)",
+                path.display()
+            )
+        );
+        assert_eq!(std::fs::read(&path).unwrap(), b"not a socket");
+
+        // A socket a killed instance left is replaced.
+        let path = s.0.join("stale.sock");
+        drop(UnixListener::bind(&path).unwrap());
+        let (server, _rx) = Server::start(&path).unwrap();
+        UnixStream::connect(&path).unwrap();
+        drop(server);
+        assert!(!path.exists());
+    }
+
+    #[test]
+    fn a_symlinked_socket_dir_is_refused() {
+        let s = crate::owned::tests::Scratch::new("sock-link");
+        let target = s.0.join("target");
+        std::fs::create_dir(&target).unwrap();
+        let link = s.0.join("run");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        let e = Server::start(&link.join("ctl.sock"))
+            .err()
+            .unwrap()
+            .to_string();
+        assert_eq!(
+            e,
+            format!(
+                "refusing {} as the control socket directory: it is a symbolic link",
+                link.display()
+            )
+        );
+        assert_eq!(std::fs::read_dir(&target).unwrap().count(), 0);
     }
 }

@@ -105,6 +105,46 @@ case_hotplug() {
 	stop_sched || fail "exit code $? after SIGINT"
 }
 
+# (e') A CPU goes offline after the topology is read but before the attach
+# (issue 11, item 9a): the hotplug_seq the skeleton was opened with no longer
+# matches, so the kernel undoes the attach and the scheduler restarts with 3
+# CPUs. Were the sequence number taken after the topology, the stale 4-CPU
+# topology would attach and stay.
+case_hotplug_while_starting() {
+	local cpu=/sys/devices/system/cpu/cpu1/online rc
+	[ -w $cpu ] || fail "cpu1 cannot be taken offline here" || return 1
+	hotplug_while_starting
+	rc=$?
+	echo 1 >$cpu
+	return $rc
+}
+
+hotplug_while_starting() {
+	local log=$VM_OUT/hotplug_start.sched.log cpu=/sys/devices/system/cpu/cpu1/online
+	local go=$VM_OUT/hotplug_start.go deadline
+	rm -f "$go"
+	"$SCHED" --test-wait-after-topology "$go" >"$log" 2>&1 &
+	SCHED_PID=$!
+	deadline=$((SECONDS + 30))
+	until grep -q 'test: topology read; waiting' "$log"; do
+		[ $SECONDS -lt $deadline ] || fail "no topology read within 30 s: $(tail -n 3 "$log" | tr '\n' ' ')" || return 1
+		sleep 0.2
+	done
+	echo 0 >$cpu || fail "cannot take cpu1 offline" || return 1
+	touch "$go"
+	deadline=$((SECONDS + 30))
+	until grep -q 'restarting after a topology change (#1)' "$log" && [ "$(sched_state)" = enabled ]; do
+		[ $SECONDS -lt $deadline ] ||
+			fail "no restart within 30 s of the hotplug (state $(sched_state)): $(tail -n 3 "$log" | tr '\n' ' ')" ||
+			return 1
+		sleep 0.2
+	done
+	grep 'CPUs in' "$log" | tail -n 1 | grep -q ': 3 CPUs in' ||
+		fail "attached with $(grep 'CPUs in' "$log" | tail -n 1)" || return 1
+	kill -0 "$SCHED_PID" || fail "the loader exited" || return 1
+	stop_sched || fail "exit code $? after SIGINT"
+}
+
 # (f) Nice weights: two hogs pinned to one CPU at nice 0 and nice 5 share it
 # in the kernel's ratio 1024/335 = 3.057, within 10%.
 case_nice_ratio() {

@@ -148,6 +148,31 @@ case_pinned_maps() {
 	[ "$(sched_state)" = disabled ] || fail "state $(sched_state) after a failed start" || return 1
 }
 
+# A pin directory shared with another tool (issue 11, item 6): start-up
+# removes only a stale pin of scx_cadence's own names, the exit only its own
+# pins; the other tool's pin and the directory stay.
+case_pin_dir_keeps_foreign_pins() {
+	local dir=/sys/fs/bpf/shared log=$VM_OUT/pinshared.sched.log
+	rm -rf "$dir"
+	mkdir -m 0700 "$dir"
+	bpftool map create "$dir/other_tool" type array key 4 value 4 entries 1 name other_tool ||
+		fail "bpftool map create other_tool" || return 1
+	# What a killed scx_cadence leaves: a pin named like one of its maps.
+	bpftool map create "$dir/policy" type array key 4 value 4 entries 1 name stale ||
+		fail "bpftool map create policy" || return 1
+	start_sched "$log" --pin-dir "$dir" || return 1
+	[ -e "$dir/other_tool" ] || fail "start-up removed another tool's pin" || return 1
+	grep -q "removed 1 stale pins from $dir" "$log" ||
+		fail "the stale pin was not reported: $(grep -i stale "$log")" || return 1
+	[ "$(PIN_DIR=$dir bpf_generation)" = 1 ] || fail "the pins are not the new instance's" || return 1
+	stop_sched
+	bpftool map dump pinned "$dir/other_tool" >/dev/null || fail "exit removed another tool's pin" || return 1
+	local left
+	left=$(find "$dir" -mindepth 1 -printf '%f ')
+	[ "$left" = "other_tool " ] || fail "left in $dir after exit: $left" || return 1
+	rm -rf "$dir"
+}
+
 # A second instance fails clearly and leaves the first one's socket, pins
 # and policy alone.
 case_second_instance_keeps_control() {
