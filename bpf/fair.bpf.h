@@ -191,10 +191,19 @@ static __always_inline void clamp_leading_vtime(const struct cadence_policy *pol
 		tctx->vtime = ceiling;
 }
 
+/* Make @tctx's vtime relative to @dsq's frontier, keeping its lag. */
+static __always_inline void rebase_vtime(struct task_ctx *tctx, u64 dsq)
+{
+	if (tctx->queue == CADENCE_NO_QUEUE)
+		tctx->vtime = frontier(dsq);
+	else if (tctx->queue != dsq)
+		tctx->vtime = tctx->vtime - frontier(tctx->queue) + frontier(dsq);
+	tctx->queue = dsq;
+}
+
 /*
  * Make @tctx's vtime relative to @dsq, the queue @p is about to go into,
- * keeping its lag, and bound that lag both ways; true if the lower bound
- * lifted it.
+ * and bound its lag both ways; true if the lower bound lifted it.
  */
 static __always_inline bool vtime_for_queue(const struct cadence_policy *pol,
 					    const struct task_struct *p, struct task_ctx *tctx,
@@ -203,11 +212,7 @@ static __always_inline bool vtime_for_queue(const struct cadence_policy *pol,
 	u64 front = frontier(dsq);
 	bool lifted;
 
-	if (tctx->queue == CADENCE_NO_QUEUE)
-		tctx->vtime = front;
-	else if (tctx->queue != dsq)
-		tctx->vtime = tctx->vtime - frontier(tctx->queue) + front;
-	tctx->queue = dsq;
+	rebase_vtime(tctx, dsq);
 	lifted = clamp_lagging_vtime(pol, tctx, front);
 	clamp_leading_vtime(pol, p, tctx, front);
 	return lifted;

@@ -195,22 +195,21 @@ static __always_inline bool take_head(const struct queue_head *q, s32 cpu)
 
 /*
  * Of the two queues this CPU serves, the one @pctx's task was last queued
- * in, with the other in @other; NULL if neither (it last ran on an idle CPU
- * elsewhere, so its vtime is in another queue's frame).
+ * in, with the other in @other. A task last queued elsewhere (it ran on an
+ * idle CPU since, or moved here) is moved into the frame of this CPU's LLC
+ * queue, where it would be queued, and counts as in that queue.
  */
-static __always_inline struct queue_head *home_queue(const struct task_ctx *pctx,
-						     struct queue_head *own, struct queue_head *llc,
+static __always_inline struct queue_head *home_queue(struct task_ctx *pctx, struct queue_head *own,
+						     struct queue_head *llc,
 						     struct queue_head **other)
 {
 	if (pctx->queue == own->dsq_id) {
 		*other = llc;
 		return own;
 	}
-	if (pctx->queue == llc->dsq_id) {
-		*other = own;
-		return llc;
-	}
-	return NULL;
+	rebase_vtime(pctx, llc->dsq_id);
+	*other = own;
+	return llc;
 }
 
 /* Let @prev run another slice on @cpu, charging what it used so far. */
@@ -260,10 +259,6 @@ void BPF_STRUCT_OPS(cadence_dispatch, s32 cpu, struct task_struct *prev)
 			return;
 		keep_running(&pol, prev, pctx, cpu, now);
 		advance_frontier(pctx->queue, pctx->vtime);
-		return;
-	}
-	if (pctx && !home && !own_q.present && !llc_q.present) {
-		keep_running(&pol, prev, pctx, cpu, now);
 		return;
 	}
 
