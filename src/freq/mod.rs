@@ -13,7 +13,7 @@ mod table;
 
 pub use choice::{FreqMax, MHZ_RANGE};
 pub use list::print_list;
-pub use source::{FreqSource, SourceKind};
+pub use source::{FreqSource, SourceKind, refusal_reason, retry_without};
 pub use table::FreqTable;
 
 #[cfg(test)]

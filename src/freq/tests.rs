@@ -146,3 +146,50 @@ fn list_draws_bars_and_marks_the_choice() {
     let none = list::render(&FreqTable::default(), FreqMax::Auto);
     assert!(none.contains("ratios stay 1024"), "{none}");
 }
+
+#[test]
+fn a_refused_aperf_load_falls_back_to_the_next_source() {
+    use super::source::{SourceKind, decide, refusal_reason, retry_without};
+    // The 6.12 verifier's words for a helper the program type lacks
+    // (kernel/bpf/verifier.c, check_helper_call(); helper #55).
+    let log = vec![
+        "libbpf: prog 'cadence_tick': BPF program load failed: Invalid argument\n".to_string(),
+        "libbpf: prog 'cadence_tick': -- BEGIN PROG LOAD LOG --\n".to_string(),
+        "program of this type cannot use helper bpf_perf_event_read_value#55\nprocessed 412 insns\n"
+            .to_string(),
+        "libbpf: prog 'cadence_tick': -- END PROG LOAD LOG --\n".to_string(),
+    ];
+    let why = refusal_reason(&log, "Failed to load BPF program");
+    assert_eq!(
+        why,
+        "program of this type cannot use helper bpf_perf_event_read_value#55"
+    );
+    // No log at all: the error itself.
+    assert_eq!(refusal_reason(&[], "EINVAL"), "EINVAL");
+
+    // Only the aperf source makes a refused load worth retrying.
+    assert!(retry_without(SourceKind::Aperf));
+    for k in [SourceKind::Cpuperf, SourceKind::None, SourceKind::Inject] {
+        assert!(!retry_without(k), "{k:?}");
+    }
+
+    // First load: aperf. After the refusal: cpuperf, and the one line says why.
+    let (k, _) = decide(false, Ok(()), Ok(()), None);
+    assert_eq!(k, SourceKind::Aperf);
+    let (k, line) = decide(false, Ok(()), Ok(()), Some(&why));
+    assert_eq!(k, SourceKind::Cpuperf);
+    assert!(!line.contains('\n'), "{line}");
+    assert!(line.starts_with("frequency source: cpuperf"), "{line}");
+    assert!(
+        line.contains("cannot use helper bpf_perf_event_read_value#55"),
+        "{line}"
+    );
+    // No cpufreq either: none, with both reasons.
+    let (k, line) = decide(false, Ok(()), Err("no cpufreq driver".into()), Some(&why));
+    assert_eq!(k, SourceKind::None);
+    assert!(line.contains("aperf: this kernel refuses") && line.contains("cpuperf: no cpufreq"));
+    // Without a refusal, an unusable aperf passes to cpuperf as before.
+    let (k, line) = decide(false, Err("no msr PMU".into()), Ok(()), None);
+    assert_eq!(k, SourceKind::Cpuperf);
+    assert!(line.contains("aperf: no msr PMU"), "{line}");
+}
