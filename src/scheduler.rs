@@ -19,7 +19,7 @@ use crate::RunOpts;
 use crate::bpf_intf::{self, as_bytes};
 use crate::bpf_skel::*;
 use crate::control::server::{Pending, Server};
-use crate::freq::{self, FreqSource};
+use crate::freq::{self, FreqSource, Governors};
 use crate::instance::{InstanceLock, LOCK_FILE};
 use crate::pins::Pins;
 use crate::policy::Live;
@@ -41,6 +41,8 @@ pub struct Scheduler<'a> {
     skel: BpfSkel<'a>,
     struct_ops: Option<libbpf_rs::Link>,
     llcs: LlcMap,
+    // The cpufreq governors at start: whether the hints take effect.
+    governors: Governors,
     nr_restarts: u64,
     stats_server: StatsServer<(), Metrics>,
 }
@@ -88,6 +90,12 @@ impl<'a> Scheduler<'a> {
             aperf_refused,
         );
         info!("{}", freq_source.summary);
+        let governors = Governors::probe(Path::new("/sys"));
+        if governors.all_applied() {
+            info!("{}", governors.summary());
+        } else {
+            warn!("{}", governors.summary());
+        }
         if let Some(note) = live.current().policy.note(live.freq()) {
             warn!("{note}");
         }
@@ -167,6 +175,7 @@ impl<'a> Scheduler<'a> {
             skel,
             struct_ops,
             llcs,
+            governors,
             nr_restarts,
             stats_server,
         })
@@ -233,6 +242,8 @@ impl<'a> Scheduler<'a> {
             .ok()
             .and_then(|r| r.mhz)
             .unwrap_or(0) as u64;
+        m.cpufreq = self.governors.summary();
+        m.cpufreq_hint_cpus = self.governors.applied_cpus as u64;
         Ok(m)
     }
 
