@@ -240,7 +240,7 @@ impl FreqSource {
         let cpuperf = if !cpufreq.is_dir() {
             Err("no cpufreq driver, so the kernel has no frequency ratio".to_string())
         } else if table.kernel_ref_mhz.is_none() {
-            Err("cpuinfo_max_freq is unreadable".to_string())
+            Err("the kernel's reference frequency is unknown, or its ratio is fixed at 1024 (see `freq-max --list`)".to_string())
         } else {
             Ok(())
         };
