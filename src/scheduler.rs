@@ -20,7 +20,7 @@ use crate::RunOpts;
 use crate::bpf_intf::{self, as_bytes};
 use crate::bpf_skel::*;
 use crate::control::server::{Pending, Server};
-use crate::freq::FreqSource;
+use crate::freq::{self, FreqSource, Governors};
 use crate::instance::{InstanceLock, LOCK_FILE};
 use crate::pins::Pins;
 use crate::policy::Live;
@@ -42,6 +42,8 @@ pub struct Scheduler<'a> {
     skel: BpfSkel<'a>,
     struct_ops: Option<libbpf_rs::Link>,
     llcs: LlcMap,
+    // The cpufreq governors at start: whether the hints take effect.
+    governors: Governors,
     nr_restarts: u64,
     stats_server: StatsServer<(), Metrics>,
 }
@@ -52,6 +54,7 @@ impl<'a> Scheduler<'a> {
         open_object: &'a mut MaybeUninit<OpenObject>,
         nr_restarts: u64,
         live: &Live,
+        aperf_refused: Option<&str>,
     ) -> Result<Self> {
         scx_utils::try_set_rlimit_infinity();
 
@@ -88,8 +91,19 @@ impl<'a> Scheduler<'a> {
         skel.struct_ops.cadence_ops_mut().exit_dump_len = opts.exit_dump_len;
 
         let cpus: Vec<usize> = llcs.cpu_llc.iter().map(|&(cpu, _)| cpu).collect();
-        let freq_source = FreqSource::choose(live.freq(), &cpus, opts.test_freq_inject.is_some());
+        let freq_source = FreqSource::choose(
+            live.freq(),
+            &cpus,
+            opts.test_freq_inject.is_some(),
+            aperf_refused,
+        );
         info!("{}", freq_source.summary);
+        let governors = Governors::probe(Path::new("/sys"));
+        if governors.all_applied() {
+            info!("{}", governors.summary());
+        } else {
+            warn!("{}", governors.summary());
+        }
         if let Some(note) = live.current().policy.note(live.freq()) {
             warn!("{note}");
         }
@@ -108,7 +122,21 @@ impl<'a> Scheduler<'a> {
             rodata.llc_nr_cpus[llc] = *n;
         }
 
-        let mut skel = scx_ops_load!(skel, cadence_ops, uei)?;
+        // With the aperf source, a kernel whose verifier refuses the
+        // APERF/MPERF reads refuses the whole program: keep its log quiet
+        // and let the caller retry with the next source (AperfRefused).
+        let retry = freq::retry_without(freq_source.kind);
+        let capture = retry.then(LogCapture::start);
+        let loaded = scx_ops_load!(skel, cadence_ops, uei);
+        let log = capture.map(|c| c.stop(loaded.is_ok())).unwrap_or_default();
+        let mut skel = match loaded {
+            Ok(skel) => skel,
+            Err(e) if retry => {
+                let reason = freq::refusal_reason(&log, &format!("{e:#}"));
+                return Err(anyhow::Error::new(AperfRefused(reason)));
+            }
+            Err(e) => return Err(e),
+        };
         // The callbacks refuse to run without a policy: write it first.
         live.write(&skel.maps.policy, &skel.maps.policy_state)?;
         freq_source.install(&skel.maps.aperf_events, &skel.maps.mperf_events)?;
@@ -143,6 +171,7 @@ impl<'a> Scheduler<'a> {
             skel,
             struct_ops,
             llcs,
+            governors,
             nr_restarts,
             stats_server,
         })
@@ -209,6 +238,8 @@ impl<'a> Scheduler<'a> {
             .ok()
             .and_then(|r| r.mhz)
             .unwrap_or(0) as u64;
+        m.cpufreq = self.governors.summary();
+        m.cpufreq_hint_cpus = self.governors.applied_cpus as u64;
         Ok(m)
     }
 
@@ -266,6 +297,62 @@ fn copy_generation(raw: Option<&Vec<u8>>) -> u64 {
         .map_or(0, |b| u64::from_ne_bytes(b.try_into().unwrap()))
 }
 
+/// The kernel refused the BPF program loaded with the aperf source; the
+/// verifier's reason.
+#[derive(Debug)]
+struct AperfRefused(String);
+
+impl std::fmt::Display for AperfRefused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "the kernel refused the program reading APERF/MPERF: {}",
+            self.0
+        )
+    }
+}
+
+impl std::error::Error for AperfRefused {}
+
+/// libbpf's messages while a load may be refused: kept, not printed (a
+/// refused load prints the whole verifier log), then the logger restored;
+/// after a load that went through they are passed on as usual.
+struct LogCapture(Option<(libbpf_rs::PrintLevel, libbpf_rs::PrintCallback)>);
+
+type Captured = Vec<(libbpf_rs::PrintLevel, String)>;
+static CAPTURED: std::sync::Mutex<Captured> = std::sync::Mutex::new(Vec::new());
+
+fn capture_print(level: libbpf_rs::PrintLevel, msg: String) {
+    if let Ok(mut v) = CAPTURED.lock() {
+        v.push((level, msg));
+    }
+}
+
+impl LogCapture {
+    fn start() -> Self {
+        CAPTURED.lock().map(|mut v| v.clear()).ok();
+        LogCapture(libbpf_rs::set_print(Some((
+            libbpf_rs::PrintLevel::Debug,
+            capture_print,
+        ))))
+    }
+
+    /// Restores the logger; passes the messages on if @replay; returns them.
+    fn stop(self, replay: bool) -> Vec<String> {
+        libbpf_rs::set_print(self.0);
+        let lines = CAPTURED
+            .lock()
+            .map(|mut v| std::mem::take(&mut *v))
+            .unwrap_or_default();
+        if let (true, Some((max, print))) = (replay, self.0) {
+            for (level, msg) in lines.iter().filter(|(l, _)| *l <= max) {
+                print(*level, msg.clone());
+            }
+        }
+        lines.into_iter().map(|(_, m)| m).collect()
+    }
+}
+
 /// What the loop reacts to besides stats requests.
 pub struct Events {
     /// SIGINT or SIGTERM.
@@ -295,11 +382,31 @@ pub fn run_until_shutdown(
     };
     let mut nr_restarts = 0;
     let mut open_object = MaybeUninit::uninit();
+    // Set once the kernel refused the program with the aperf source; every
+    // later load (retry, restarts) uses the next source.
+    let mut aperf_refused: Option<String> = None;
     loop {
         if nr_restarts > 0 {
             wait_for_hotplug_to_settle();
         }
-        let mut sched = Scheduler::init(opts, &mut open_object, nr_restarts, &live)?;
+        let init = Scheduler::init(
+            opts,
+            &mut open_object,
+            nr_restarts,
+            &live,
+            aperf_refused.as_deref(),
+        );
+        let mut sched = match init {
+            Ok(sched) => sched,
+            Err(e) => match e.downcast::<AperfRefused>() {
+                Ok(AperfRefused(reason)) if aperf_refused.is_none() => {
+                    aperf_refused = Some(reason);
+                    continue;
+                }
+                Ok(AperfRefused(reason)) => anyhow::bail!("loading the BPF program: {reason}"),
+                Err(e) => return Err(e),
+            },
+        };
         let uei = sched.run(&events, &mut live)?;
         drop(sched);
         if !uei.should_restart() || events.shutdown.load(Ordering::Relaxed) {

@@ -5,6 +5,7 @@
 //! and `scx_cadence freq-max --list` (list.rs).
 
 pub mod choice;
+mod governor;
 mod list;
 mod msr;
 mod source;
@@ -12,8 +13,9 @@ mod sysfs;
 mod table;
 
 pub use choice::{FreqMax, MHZ_RANGE};
+pub use governor::Governors;
 pub use list::print_list;
-pub use source::{FreqSource, SourceKind};
+pub use source::{FreqSource, SourceKind, refusal_reason, retry_without};
 pub use table::FreqTable;
 
 #[cfg(test)]

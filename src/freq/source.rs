@@ -136,58 +136,122 @@ fn open_aperf_mperf(pmu: &Path, cpus: &[usize]) -> Result<Vec<(usize, OwnedFd, O
         .collect()
 }
 
-impl FreqSource {
-    /// The best source this machine has for @cpus.
-    pub fn choose(table: &FreqTable, cpus: &[usize], inject: bool) -> FreqSource {
-        if inject {
-            return FreqSource {
-                kind: SourceKind::Inject,
-                events: Vec::new(),
-                summary: "frequency source: inject (test only: APERF/MPERF values come from the freq_inject map)".into(),
-            };
+/// Retry the load without @kind after the kernel refused the program?
+/// Only the APERF/MPERF source makes the program call a helper that some
+/// kernels refuse in struct_ops (bpf_perf_event_read_value(), allowed since
+/// about Linux 6.15); the other sources leave that call as dead code in
+/// .rodata, so a load that fails with them fails for another reason.
+pub fn retry_without(kind: SourceKind) -> bool {
+    kind == SourceKind::Aperf
+}
+
+/// The verifier's reason, from the libbpf log lines of a refused load:
+/// the line naming the helper, else the log's last line, else @err.
+pub fn refusal_reason(log: &[String], err: &str) -> String {
+    let mut line = log
+        .iter()
+        .flat_map(|m| m.lines())
+        .map(str::trim)
+        .filter(|l| !l.is_empty());
+    line.clone()
+        .find(|l| l.contains("bpf_perf_event_read_value"))
+        .or_else(|| line.next_back())
+        .unwrap_or(err)
+        .to_string()
+}
+
+/// The source and its one-line summary, from what each source offered
+/// (Err: why it cannot be used) and, after a refused load, the verifier's
+/// reason for refusing the APERF/MPERF reads.
+pub fn decide(
+    inject: bool,
+    aperf: Result<(), String>,
+    cpuperf: Result<(), String>,
+    refused: Option<&str>,
+) -> (SourceKind, String) {
+    if inject {
+        return (
+            SourceKind::Inject,
+            "frequency source: inject (test only: APERF/MPERF values come from the freq_inject map)"
+                .into(),
+        );
+    }
+    let mut passed = Vec::new();
+    match (refused, aperf) {
+        (Some(why), _) => passed.push(format!(
+            "aperf: this kernel refuses bpf_perf_event_read_value() in struct_ops (Linux 6.15 or later allows it): {why}"
+        )),
+        (None, Ok(())) => {
+            return (
+                SourceKind::Aperf,
+                "frequency source: aperf (APERF/MPERF perf events, read every tick)".into(),
+            );
         }
-        let mut passed = Vec::new();
-        let pmu = Path::new(MSR_PMU);
-        if table.base_mhz.is_none() {
-            passed.push("aperf: the base frequency (MPERF's rate) is unknown".to_string());
-        } else if !pmu.is_dir() {
-            passed.push(format!("aperf: no msr PMU at {MSR_PMU}"));
-        } else {
-            match open_aperf_mperf(pmu, cpus) {
-                Ok(events) => {
-                    return FreqSource {
-                        kind: SourceKind::Aperf,
-                        events,
-                        summary:
-                            "frequency source: aperf (APERF/MPERF perf events, read every tick)"
-                                .into(),
-                    };
-                }
-                Err(e) => passed.push(format!("aperf: {e:#}")),
-            }
-        }
-        let cpufreq = Path::new("/sys/devices/system/cpu/cpu0/cpufreq");
-        if !cpufreq.is_dir() {
-            passed.push("cpuperf: no cpufreq driver, so the kernel has no frequency ratio".into());
-        } else if table.kernel_ref_mhz.is_none() {
-            passed.push("cpuperf: cpuinfo_max_freq is unreadable".into());
-        } else {
-            return FreqSource {
-                kind: SourceKind::Cpuperf,
-                events: Vec::new(),
-                summary: format!(
-                    "frequency source: cpuperf (scx_bpf_cpuperf_cur(), rescaled); passed over {}",
-                    passed.join("; ")
-                ),
-            };
-        }
-        FreqSource {
-            kind: SourceKind::None,
-            events: Vec::new(),
-            summary: format!(
-                "frequency source: none, utilization is NOT frequency-invariant (ratio fixed at 1024): {}",
+        (None, Err(e)) => passed.push(format!("aperf: {e}")),
+    }
+    match cpuperf {
+        Ok(()) => (
+            SourceKind::Cpuperf,
+            format!(
+                "frequency source: cpuperf (scx_bpf_cpuperf_cur(), rescaled); passed over {}",
                 passed.join("; ")
             ),
+        ),
+        Err(e) => {
+            passed.push(format!("cpuperf: {e}"));
+            (
+                SourceKind::None,
+                format!(
+                    "frequency source: none, utilization is NOT frequency-invariant (ratio fixed at 1024): {}",
+                    passed.join("; ")
+                ),
+            )
+        }
+    }
+}
+
+impl FreqSource {
+    /// The best source this machine has for @cpus; @refused is the
+    /// verifier's reason when a load with the aperf source was refused.
+    pub fn choose(
+        table: &FreqTable,
+        cpus: &[usize],
+        inject: bool,
+        refused: Option<&str>,
+    ) -> FreqSource {
+        let mut events = Vec::new();
+        let pmu = Path::new(MSR_PMU);
+        let aperf = if inject || refused.is_some() {
+            Err(String::new())
+        } else if table.base_mhz.is_none() {
+            Err("the base frequency (MPERF's rate) is unknown".to_string())
+        } else if !pmu.is_dir() {
+            Err(format!("no msr PMU at {MSR_PMU}"))
+        } else {
+            match open_aperf_mperf(pmu, cpus) {
+                Ok(ev) => {
+                    events = ev;
+                    Ok(())
+                }
+                Err(e) => Err(format!("{e:#}")),
+            }
+        };
+        let cpufreq = Path::new("/sys/devices/system/cpu/cpu0/cpufreq");
+        let cpuperf = if !cpufreq.is_dir() {
+            Err("no cpufreq driver, so the kernel has no frequency ratio".to_string())
+        } else if table.kernel_ref_mhz.is_none() {
+            Err("the kernel's reference frequency is unknown, or its ratio is fixed at 1024 (see `freq-max --list`)".to_string())
+        } else {
+            Ok(())
+        };
+        let (kind, summary) = decide(inject, aperf, cpuperf, refused);
+        if kind != SourceKind::Aperf {
+            events.clear();
+        }
+        FreqSource {
+            kind,
+            events,
+            summary,
         }
     }
 

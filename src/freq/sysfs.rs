@@ -14,10 +14,66 @@ fn read_num(path: &Path) -> Result<u64, String> {
         .map_err(|_| format!("{} holds `{}`, not a number", path.display(), text.trim()))
 }
 
+/// CPPC_HIGHEST_PERF_PREFCORE and CPPC_HIGHEST_PERF_PERFORMANCE
+/// (arch/x86/kernel/acpi/cppc.c): on parts with preferred cores,
+/// highest_perf ranks the cores (and differs between them), so the kernel
+/// takes its boost numerator from these constants instead.
+const CPPC_HIGHEST_PERF_PREFCORE: u64 = 166;
+const CPPC_HIGHEST_PERF_PERFORMANCE: u64 = 196;
+
+/// Family and model from /proc/cpuinfo's first CPU.
+fn cpuinfo_field(cpuinfo: &str, name: &str) -> Option<String> {
+    cpuinfo
+        .lines()
+        .find(|l| l.split(':').next().map(str::trim) == Some(name))
+        .and_then(|l| l.split(':').nth(1))
+        .map(|v| v.trim().to_string())
+}
+
+/// amd_get_boost_ratio_numerator(): highest_perf without preferred cores
+/// (every CPU's highest_perf equal), else 196 on Zen 4 models 0x70-0x7f
+/// (family 0x19) and 166 on the others. (Heterogeneous Zen 5 parts, where
+/// the kernel takes each E-core's own highest_perf, are not told apart.)
+pub(super) fn amd_boost_numerator(highest: &[u64], cpuinfo: &str) -> Option<u64> {
+    let first = *highest.first()?;
+    if highest.iter().all(|&h| h == first) {
+        return Some(first);
+    }
+    let family = cpuinfo_field(cpuinfo, "cpu family").and_then(|f| f.parse::<u32>().ok());
+    let model = cpuinfo_field(cpuinfo, "model").and_then(|m| m.parse::<u32>().ok());
+    Some(match (family, model) {
+        (Some(0x19), Some(0x70..=0x7f)) => CPPC_HIGHEST_PERF_PERFORMANCE,
+        _ => CPPC_HIGHEST_PERF_PREFCORE,
+    })
+}
+
+/// Every CPU's acpi_cppc/highest_perf, in CPU order.
+fn all_highest_perf(root: &Path) -> Vec<u64> {
+    let cpu = root.join("devices/system/cpu");
+    let mut ids: Vec<u32> = std::fs::read_dir(&cpu)
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .filter_map(|e| {
+                    e.file_name()
+                        .to_string_lossy()
+                        .strip_prefix("cpu")?
+                        .parse()
+                        .ok()
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    ids.sort_unstable();
+    ids.iter()
+        .filter_map(|i| read_num(&cpu.join(format!("cpu{i}/acpi_cppc/highest_perf"))).ok())
+        .collect()
+}
+
 /// CPPC: highest_perf and nominal_perf are abstract performance levels;
-/// nominal_freq (MHz) anchors them, so highest = highest_perf x
-/// nominal_freq / nominal_perf.
-pub(super) fn read_cppc(root: &Path, t: &mut FreqTable) {
+/// nominal_freq (MHz) anchors them, so max = boost numerator x
+/// nominal_freq / nominal_perf, which is also the kernel's reference
+/// (amd_set_max_freq_ratio(): numerator / nominal_perf x1024).
+pub(super) fn read_cppc(root: &Path, cpuinfo: &str, t: &mut FreqTable) {
     let dir = root.join("devices/system/cpu/cpu0/acpi_cppc");
     if !dir.is_dir() {
         t.notes.push(format!("CPPC: no {}", dir.display()));
@@ -34,8 +90,15 @@ pub(super) fn read_cppc(root: &Path, t: &mut FreqTable) {
         Ok((_, 0, _)) | Ok((_, _, 0)) => t
             .notes
             .push("CPPC: nominal_perf or nominal_freq is 0".to_string()),
-        Ok((highest, nominal_perf, nominal_mhz)) => {
+        Ok((highest0, nominal_perf, nominal_mhz)) => {
             let origin = "acpi_cppc";
+            let all = all_highest_perf(root);
+            let highest = amd_boost_numerator(&all, cpuinfo).unwrap_or(highest0);
+            if highest != highest0 {
+                t.notes.push(format!(
+                    "CPPC: preferred cores (highest_perf differs between CPUs): boost numerator {highest}, as the kernel takes it"
+                ));
+            }
             FreqTable::offer(
                 &mut t.base_mhz,
                 nominal_mhz as u32,
@@ -45,15 +108,23 @@ pub(super) fn read_cppc(root: &Path, t: &mut FreqTable) {
             );
             let max = highest * nominal_mhz / nominal_perf;
             FreqTable::offer(&mut t.max_mhz, max as u32, "max", origin, &mut t.notes);
+            FreqTable::offer(
+                &mut t.kernel_ref_mhz,
+                max as u32,
+                "kernel reference",
+                "acpi_cppc boost numerator",
+                &mut t.notes,
+            );
         }
         Err(e) => t.notes.push(format!("CPPC: {e}")),
     }
 }
 
-/// cpufreq: cpuinfo_max_freq (kHz) is the highest frequency and the
-/// reference of the kernel's own ratio; cpuinfo_min_freq the lowest;
-/// base_frequency (intel_pstate) is the base.
-pub(super) fn read_cpufreq(root: &Path, t: &mut FreqTable) {
+/// cpufreq: cpuinfo_max_freq (kHz) is the highest frequency, what
+/// schedutil calls 1024, and, except on x86 (@x86), the reference of the
+/// kernel's own ratio; cpuinfo_min_freq the lowest; base_frequency
+/// (intel_pstate) is the base.
+pub(super) fn read_cpufreq(root: &Path, x86: bool, t: &mut FreqTable) {
     let dir = root.join("devices/system/cpu/cpu0/cpufreq");
     if !dir.is_dir() {
         t.notes.push(format!("cpufreq: no {}", dir.display()));
@@ -65,12 +136,23 @@ pub(super) fn read_cpufreq(root: &Path, t: &mut FreqTable) {
             let mhz = (khz / 1000) as u32;
             FreqTable::offer(&mut t.max_mhz, mhz, "max", origin, &mut t.notes);
             FreqTable::offer(
-                &mut t.kernel_ref_mhz,
+                &mut t.cpufreq_max_mhz,
                 mhz,
-                "kernel reference",
+                "schedutil's 1024",
                 origin,
                 &mut t.notes,
             );
+            // On x86 the kernel's ratio is relative to its max_freq_ratio
+            // (MSRs or CPPC above), never to cpuinfo_max_freq.
+            if !x86 {
+                FreqTable::offer(
+                    &mut t.kernel_ref_mhz,
+                    mhz,
+                    "kernel reference",
+                    origin,
+                    &mut t.notes,
+                );
+            }
         }
         Err(e) => t.notes.push(format!("cpufreq: {e}")),
     }

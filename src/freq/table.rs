@@ -22,9 +22,14 @@ pub struct FreqTable {
     /// Highest frequency: 1C turbo, CPPC highest perf, or cpuinfo_max_freq.
     pub max_mhz: Option<u32>,
     /// The frequency the kernel's own ratio (scx_bpf_cpuperf_cur()) is
-    /// relative to, and that schedutil maps a cpuperf target of 1024 to:
-    /// cpuinfo_max_freq.
+    /// relative to: on x86 its max_freq_ratio x base (the turbo ratio of
+    /// MSR_TURBO_RATIO_LIMIT as aperfmperf.c reads it, or AMD's CPPC boost
+    /// numerator), elsewhere cpuinfo_max_freq. None when unknown, and on x86
+    /// without APERFMPERF, where the kernel's ratio is always 1024.
     pub kernel_ref_mhz: Option<u32>,
+    /// cpuinfo_max_freq: what schedutil maps a cpuperf target of 1024 to
+    /// (get_capacity_ref_freq() with frequency invariance).
+    pub cpufreq_max_mhz: Option<u32>,
     /// Lowest frequency cpufreq will set: cpuinfo_min_freq.
     pub min_mhz: Option<u32>,
     /// Where each value came from, and why a source gave nothing.
@@ -55,11 +60,11 @@ impl Resolved {
         }
     }
 
-    /// freq_max / kernel reference x1024: turns util (relative to
+    /// freq_max / cpuinfo_max_freq x1024: turns util (relative to
     /// freq_max) into a cpuperf target (relative to cpuinfo_max_freq);
     /// 1024 when unknown.
     pub fn perf_scale(&self, table: &FreqTable) -> u32 {
-        match (self.mhz, table.kernel_ref_mhz) {
+        match (self.mhz, table.cpufreq_max_mhz) {
             (Some(m), Some(k)) if k > 0 => ((m as u64 * 1024) / k as u64) as u32,
             _ => 1024,
         }
@@ -78,10 +83,30 @@ impl FreqTable {
     /// Reads this machine: MSRs (Intel), then CPPC (AMD), then cpufreq.
     pub fn probe() -> FreqTable {
         let mut t = FreqTable::default();
+        let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+        let x86 = cfg!(target_arch = "x86_64");
         msr::read_intel(&mut t);
-        sysfs::read_cppc(Path::new("/sys"), &mut t);
-        sysfs::read_cpufreq(Path::new("/sys"), &mut t);
+        sysfs::read_cppc(Path::new("/sys"), &cpuinfo, &mut t);
+        sysfs::read_cpufreq(Path::new("/sys"), x86, &mut t);
+        t.check_kernel_invariance(x86, &cpuinfo);
         t
+    }
+
+    /// On x86 the kernel's frequency ratio exists only with APERFMPERF
+    /// (arch/x86/kernel/cpu/aperfmperf.c); without it
+    /// scx_bpf_cpuperf_cur() is always 1024 and tells nothing.
+    pub(super) fn check_kernel_invariance(&mut self, x86: bool, cpuinfo: &str) {
+        let flags = cpuinfo
+            .lines()
+            .find(|l| l.starts_with("flags"))
+            .unwrap_or_default();
+        if x86 && !flags.split_whitespace().any(|f| f == "aperfmperf") {
+            self.kernel_ref_mhz = None;
+            self.notes.push(
+                "kernel reference: none, the kernel's frequency invariance is off (no aperfmperf flag): its ratio is always 1024"
+                    .into(),
+            );
+        }
     }
 
     /// Test only: a machine whose base frequency (the MPERF rate) is
@@ -126,9 +151,10 @@ impl FreqTable {
             FreqMax::Max => self.max_mhz,
             // MHz mean something only against the MPERF rate or the kernel's
             // reference frequency.
-            FreqMax::Mhz(m) => {
-                (self.base_mhz.is_some() || self.kernel_ref_mhz.is_some()).then_some(m)
-            }
+            FreqMax::Mhz(m) => (self.base_mhz.is_some()
+                || self.kernel_ref_mhz.is_some()
+                || self.cpufreq_max_mhz.is_some())
+            .then_some(m),
         };
         match mhz {
             Some(mhz) => Ok(Resolved { mhz: Some(mhz) }),
@@ -163,7 +189,10 @@ impl FreqTable {
         if let Some(m) = self.max_mhz {
             out.push(format!("max ({m} MHz)"));
         }
-        if self.base_mhz.is_some() || self.kernel_ref_mhz.is_some() {
+        if self.base_mhz.is_some()
+            || self.kernel_ref_mhz.is_some()
+            || self.cpufreq_max_mhz.is_some()
+        {
             out.push("a frequency in MHz".to_string());
         }
         out

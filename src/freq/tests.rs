@@ -1,7 +1,7 @@
 use std::path::Path;
 
 use super::choice::FreqMax;
-use super::msr::turbo_ratios;
+use super::msr::{self, MsrValues};
 use super::table::FreqTable;
 use super::{list, sysfs};
 
@@ -19,6 +19,7 @@ fn skylake() -> FreqTable {
         turbo_mhz: vec![3900, 3900, 3800, 3700],
         max_mhz: Some(3900),
         kernel_ref_mhz: None,
+        cpufreq_max_mhz: None,
         min_mhz: None,
         notes: vec!["fixture".into()],
     }
@@ -61,6 +62,7 @@ fn ratios_follow_the_kernels_formulas() {
     // cpuperf: kernel reference 4900 MHz, freq_max 2450 -> x2.
     let k = FreqTable {
         kernel_ref_mhz: Some(4900),
+        cpufreq_max_mhz: Some(4900),
         ..FreqTable::default()
     };
     assert_eq!(
@@ -92,12 +94,12 @@ fn unavailable_choice_names_the_available_ones() {
 #[test]
 fn turbo_ratio_limit_in_order_and_in_groups() {
     // Bytes 1C..4C = 39, 39, 38, 37 (the seed's Skylake), then zeros.
-    assert_eq!(turbo_ratios(0x2526_2727, None), vec![39, 39, 38, 37]);
+    assert_eq!(msr::turbo_ratios(0x2526_2727, None), vec![39, 39, 38, 37]);
     // Groups: ratio 36 up to 2 cores, 34 up to 4, 30 up to 8.
     let limit = 0x1e_22_24;
     let groups = 0x08_04_02;
     assert_eq!(
-        turbo_ratios(limit, Some(groups)),
+        msr::turbo_ratios(limit, Some(groups)),
         vec![36, 36, 34, 34, 30, 30, 30, 30]
     );
 }
@@ -105,23 +107,28 @@ fn turbo_ratio_limit_in_order_and_in_groups() {
 #[test]
 fn sysfs_sources_and_their_failures() {
     let mut t = FreqTable::default();
-    sysfs::read_cppc(&fixture("amd-cppc"), &mut t);
+    sysfs::read_cppc(&fixture("amd-cppc"), "", &mut t);
     assert_eq!((t.base_mhz, t.max_mhz), (Some(3000), Some(4150)));
 
     let mut t = FreqTable::default();
-    sysfs::read_cpufreq(&fixture("intel-pstate"), &mut t);
+    sysfs::read_cpufreq(&fixture("intel-pstate"), true, &mut t);
+    // On x86 cpuinfo_max_freq is schedutil's 1024, not the kernel's reference.
     assert_eq!(
-        (t.base_mhz, t.max_mhz, t.kernel_ref_mhz, t.min_mhz),
+        (t.base_mhz, t.max_mhz, t.cpufreq_max_mhz, t.min_mhz),
         (Some(2100), Some(4900), Some(4900), Some(800))
     );
+    assert_eq!(t.kernel_ref_mhz, None);
+    let mut arm = FreqTable::default();
+    sysfs::read_cpufreq(&fixture("intel-pstate"), false, &mut arm);
+    assert_eq!(arm.kernel_ref_mhz, Some(4900));
     assert_eq!(t.fmin_mhz(), Some(800));
     // freq_max = base: util 1024 is 2100 MHz, a cpuperf target of 2100/4900.
     let base = t.resolve(FreqMax::Base).unwrap();
     assert_eq!(base.perf_scale(&t), 2100 * 1024 / 4900);
 
     let mut t = FreqTable::default();
-    sysfs::read_cpufreq(&fixture("broken-cpufreq"), &mut t);
-    sysfs::read_cppc(&fixture("broken-cpufreq"), &mut t);
+    sysfs::read_cpufreq(&fixture("broken-cpufreq"), true, &mut t);
+    sysfs::read_cppc(&fixture("broken-cpufreq"), "", &mut t);
     assert_eq!(t.max_mhz, None);
     let notes = t.notes.join("\n");
     assert!(notes.contains("holds `garbage`, not a number"), "{notes}");
@@ -145,4 +152,168 @@ fn list_draws_bars_and_marks_the_choice() {
     );
     let none = list::render(&FreqTable::default(), FreqMax::Auto);
     assert!(none.contains("ratios stay 1024"), "{none}");
+}
+
+#[test]
+fn a_refused_aperf_load_falls_back_to_the_next_source() {
+    use super::source::{SourceKind, decide, refusal_reason, retry_without};
+    // The 6.12 verifier's words for a helper the program type lacks
+    // (kernel/bpf/verifier.c, check_helper_call(); helper #55).
+    let log = vec![
+        "libbpf: prog 'cadence_tick': BPF program load failed: Invalid argument\n".to_string(),
+        "libbpf: prog 'cadence_tick': -- BEGIN PROG LOAD LOG --\n".to_string(),
+        "program of this type cannot use helper bpf_perf_event_read_value#55\nprocessed 412 insns\n"
+            .to_string(),
+        "libbpf: prog 'cadence_tick': -- END PROG LOAD LOG --\n".to_string(),
+    ];
+    let why = refusal_reason(&log, "Failed to load BPF program");
+    assert_eq!(
+        why,
+        "program of this type cannot use helper bpf_perf_event_read_value#55"
+    );
+    // No log at all: the error itself.
+    assert_eq!(refusal_reason(&[], "EINVAL"), "EINVAL");
+
+    // Only the aperf source makes a refused load worth retrying.
+    assert!(retry_without(SourceKind::Aperf));
+    for k in [SourceKind::Cpuperf, SourceKind::None, SourceKind::Inject] {
+        assert!(!retry_without(k), "{k:?}");
+    }
+
+    // First load: aperf. After the refusal: cpuperf, and the one line says why.
+    let (k, _) = decide(false, Ok(()), Ok(()), None);
+    assert_eq!(k, SourceKind::Aperf);
+    let (k, line) = decide(false, Ok(()), Ok(()), Some(&why));
+    assert_eq!(k, SourceKind::Cpuperf);
+    assert!(!line.contains('\n'), "{line}");
+    assert!(line.starts_with("frequency source: cpuperf"), "{line}");
+    assert!(
+        line.contains("cannot use helper bpf_perf_event_read_value#55"),
+        "{line}"
+    );
+    // No cpufreq either: none, with both reasons.
+    let (k, line) = decide(false, Ok(()), Err("no cpufreq driver".into()), Some(&why));
+    assert_eq!(k, SourceKind::None);
+    assert!(line.contains("aperf: this kernel refuses") && line.contains("cpuperf: no cpufreq"));
+    // Without a refusal, an unusable aperf passes to cpuperf as before.
+    let (k, line) = decide(false, Err("no msr PMU".into()), Ok(()), None);
+    assert_eq!(k, SourceKind::Cpuperf);
+    assert!(line.contains("aperf: no msr PMU"), "{line}");
+}
+
+/// One recorded MSR fixture: `family N`, `model 0xNN`, then `0xREG 0xVALUE`.
+fn msr_fixture(name: &str, model: Option<u32>) -> MsrValues {
+    let text = std::fs::read_to_string(fixture("msr").join(name)).unwrap();
+    let mut v = MsrValues::default();
+    let hex = |s: &str| u64::from_str_radix(s.trim_start_matches("0x"), 16).unwrap();
+    for line in text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+    {
+        let (k, val) = line.split_once(' ').unwrap();
+        match k {
+            "family" => v.family = val.parse().unwrap(),
+            "model" => v.model = hex(val) as u32,
+            "0xce" => v.platform_info = hex(val),
+            "0x1a0" => v.misc_enable = Some(hex(val)),
+            "0x1ad" => v.turbo_ratio_limit = Some(hex(val)),
+            "0x1ae" => v.turbo_ratio_limit1 = Some(hex(val)),
+            _ => panic!("{name}: unknown line {line}"),
+        }
+    }
+    if let Some(m) = model {
+        v.model = m;
+    }
+    v
+}
+
+fn table_of(v: &MsrValues) -> FreqTable {
+    let mut t = FreqTable::default();
+    msr::apply(v, &mut t);
+    t
+}
+
+#[test]
+fn group_encoded_models_include_sierra_forest() {
+    // The recorded 48-core dump, as turbostat decoded it: 38 up to 24 cores,
+    // 37 up to 30, 36 up to 34, 35 up to 38, 33 up to 44, 32 up to 48.
+    let mut want = vec![3800; 24];
+    want.extend([3700; 6]);
+    want.extend([3600; 4]);
+    want.extend([3500; 4]);
+    want.extend([3300; 6]);
+    want.extend([3200; 4]);
+    for model in [0x55, 0x6a, 0x8f, 0xad, 0xaf] {
+        let t = table_of(&msr_fixture("xeon-48c-groups", Some(model)));
+        assert_eq!(t.turbo_mhz, want, "model {model:#x}");
+        assert_eq!((t.base_mhz, t.max_mhz), (Some(2400), Some(3800)));
+    }
+}
+
+#[test]
+fn kernel_reference_is_its_max_freq_ratio() {
+    // Skylake-X: the first group of at least 4 cores (aperfmperf.c,
+    // skx_set_max_freq_ratio(.., 4)): group 0, 24 cores at 38.
+    let skx = msr_fixture("xeon-48c-groups", None);
+    assert_eq!(skx.kernel_turbo_ratio(), Some(38));
+    // Ice Lake-X has the same encoding but the kernel reads byte 3 as "4C":
+    // 0x23 = 35. The reference follows the kernel, not the hardware.
+    let icx = msr_fixture("xeon-48c-groups", Some(0x6a));
+    assert_eq!(icx.kernel_turbo_ratio(), Some(35));
+    // Client Skylake: 4C turbo, 37; the table's reference is 3700 MHz.
+    let t = table_of(&msr_fixture("skylake-client", None));
+    assert_eq!(t.kernel_ref_mhz, Some(3700));
+    assert_eq!(t.turbo_mhz, vec![3900, 3900, 3800, 3700]);
+    // Turbo off: arch_set_max_freq_ratio(true) makes the base the reference.
+    let t = table_of(&msr_fixture("turbo-off", None));
+    assert_eq!((t.kernel_ref_mhz, t.base_mhz), (Some(3500), Some(3500)));
+    assert!(t.turbo_mhz.is_empty());
+    // cpuperf at freq_max 4c on the client part: the kernel's ratio is
+    // already relative to 3700 MHz, so the rescale is x1.
+    let t = table_of(&msr_fixture("skylake-client", None));
+    let r = t.resolve(FreqMax::Turbo(4)).unwrap();
+    assert_eq!(r.cpuperf_scale(&t), 1024);
+}
+
+#[test]
+fn xeon_phi_turbo_is_delta_encoded() {
+    let v = msr_fixture("knl-deltas", None);
+    let mut want = vec![1600; 2];
+    want.extend([1500; 61]);
+    let t = table_of(&v);
+    assert_eq!(t.turbo_mhz, want);
+    assert_eq!((t.base_mhz, t.max_mhz), (Some(1300), Some(1600)));
+    // knl_set_max_freq_ratio(.., 1): the ratio after the first decrease.
+    assert_eq!(t.kernel_ref_mhz, Some(1500));
+}
+
+#[test]
+fn amd_preferred_cores_use_the_kernels_boost_numerator() {
+    // Zen 4 Raphael (family 0x19, model 0x61): 166.
+    let raphael = "vendor_id\t: AuthenticAMD\ncpu family\t: 25\nmodel\t\t: 97\n";
+    let mut t = FreqTable::default();
+    sysfs::read_cppc(&fixture("amd-prefcore"), raphael, &mut t);
+    assert_eq!(
+        (t.base_mhz, t.max_mhz),
+        (Some(3000), Some(166 * 3000 / 120))
+    );
+    assert_eq!(t.kernel_ref_mhz, t.max_mhz);
+    // Zen 4 Phoenix (model 0x74): 196 (bugzilla 218759).
+    let phoenix = "cpu family\t: 25\nmodel\t\t: 116\n";
+    let mut t = FreqTable::default();
+    sysfs::read_cppc(&fixture("amd-prefcore"), phoenix, &mut t);
+    assert_eq!(t.max_mhz, Some(196 * 3000 / 120));
+    // Without preferred cores (every highest_perf equal): highest_perf.
+    assert_eq!(sysfs::amd_boost_numerator(&[200, 200], raphael), Some(200));
+}
+
+#[test]
+fn no_aperfmperf_means_no_kernel_ratio() {
+    let mut t = table_of(&msr_fixture("skylake-client", None));
+    t.check_kernel_invariance(true, "flags\t\t: fpu vme constant_tsc aperfmperf_x\n");
+    assert_eq!(t.kernel_ref_mhz, None);
+    assert!(t.notes.iter().any(|n| n.contains("invariance is off")));
+    let mut t = table_of(&msr_fixture("skylake-client", None));
+    t.check_kernel_invariance(true, "flags\t\t: fpu constant_tsc aperfmperf tsc\n");
+    assert_eq!(t.kernel_ref_mhz, Some(3700));
 }

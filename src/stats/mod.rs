@@ -52,6 +52,10 @@ pub struct Metrics {
     pub perf: CpuPerf,
     #[stat(desc = "cpufreq target and deadband counters of each CPU, by CPU id")]
     pub cpu_perf: BTreeMap<u32, CpuPerf>,
+    #[stat(desc = "cpufreq driver and governor at start, and whether they apply the hints")]
+    pub cpufreq: String,
+    #[stat(desc = "CPUs whose cpufreq governor applies the hints (schedutil)")]
+    pub cpufreq_hint_cpus: u64,
 }
 
 /// How a stats reading is printed.
@@ -128,7 +132,7 @@ impl Metrics {
     pub fn format<W: Write>(&self, w: &mut W, per_cpu: bool) -> Result<()> {
         writeln!(
             w,
-            "[scx_cadence] cpus {} llcs {} restarts {} policy {} (gen {}) freq_max {} | {} | {} | {}",
+            "[scx_cadence] cpus {} llcs {} restarts {} policy {} (gen {}) freq_max {} | {} | {}{} | {}",
             self.nr_cpus,
             self.nr_llcs,
             self.nr_restarts,
@@ -140,6 +144,10 @@ impl Metrics {
             },
             self.util.format(),
             self.perf.format(),
+            match self.cpufreq.as_str() {
+                "" => String::new(),
+                c => format!(" ({c})"),
+            },
             cpu::format_counters(&self.total)
         )?;
         if per_cpu {
@@ -291,6 +299,26 @@ mod tests {
             assert!(first.contains(part), "{part} missing in {first}");
         }
         assert!(text.lines().nth(2).unwrap().starts_with("  cpu   1 |"));
+    }
+
+    #[test]
+    fn text_says_when_the_hints_are_not_applied() {
+        let mut m = sample();
+        m.cpufreq = "cpufreq: no cpufreq driver, hints not applied".into();
+        let mut out = Vec::new();
+        m.format(&mut out, false).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(
+            text.contains("(cpufreq: no cpufreq driver, hints not applied) |"),
+            "{text}"
+        );
+        let mut out = Vec::new();
+        m.print(&mut out, Format::Json, false).unwrap();
+        let json = String::from_utf8(out).unwrap();
+        assert!(
+            json.contains(r#""cpufreq":"cpufreq: no cpufreq driver, hints not applied""#),
+            "{json}"
+        );
     }
 
     #[test]

@@ -50,6 +50,11 @@ pub fn write_openmetrics<W: Write>(m: &Metrics, w: &mut W) -> Result<()> {
             "freq_max in force, MHz (0: no frequency known)",
             m.freq_max_mhz,
         ),
+        (
+            "cpufreq_hint_cpus",
+            "CPUs whose cpufreq governor applies the hints (schedutil)",
+            m.cpufreq_hint_cpus,
+        ),
     ] {
         family(w, name, "gauge", help)?;
         writeln!(w, "{PREFIX}_{name} {value}")?;
@@ -59,6 +64,17 @@ pub fn write_openmetrics<W: Write>(m: &Metrics, w: &mut W) -> Result<()> {
         w,
         "{PREFIX}_policy_info{{name=\"{}\"}} 1",
         escape(&m.policy)
+    )?;
+    family(
+        w,
+        "cpufreq",
+        "info",
+        "cpufreq driver and governor at start, and whether they apply the hints",
+    )?;
+    writeln!(
+        w,
+        "{PREFIX}_cpufreq_info{{state=\"{}\"}} 1",
+        escape(&m.cpufreq)
     )?;
 
     family(
@@ -195,7 +211,20 @@ mod tests {
             .with_util(BTreeMap::from([(0, util(300, 4)), (2, util(700, 0))]));
         m.policy = "my \"odd\" policy".into();
         m.policy_generation = 3;
+        m.cpufreq = "cpufreq: intel_pstate active (powersave), hints not applied".into();
         m
+    }
+
+    #[test]
+    fn the_cpufreq_state_is_an_info_and_a_gauge() {
+        let text = exposition(&sample());
+        assert!(
+            text.contains(
+                "scx_cadence_cpufreq_info{state=\"cpufreq: intel_pstate active (powersave), hints not applied\"} 1\n"
+            ),
+            "{text}"
+        );
+        assert!(text.contains("scx_cadence_cpufreq_hint_cpus 0\n"), "{text}");
     }
 
     #[test]

@@ -139,3 +139,24 @@ case_cpufreq_bad_values() {
 	[ "$band" = 32 ] || fail "the policy map's band is $band, not balanced's 32" || return 1
 	stop_sched
 }
+
+# The VM has no cpufreq driver, so no request can take effect: the loader
+# says so in one line at start, and every stats format shows it.
+case_cpufreq_no_driver_said_once() {
+	local log=$VM_OUT/cpufreq_none.sched.log
+	start_sched "$log" || return 1
+	local n
+	n=$(grep -c "cpufreq: no cpufreq driver, hints not applied" "$log")
+	[ "$n" = 1 ] || fail "$n start-up lines about cpufreq, not 1: $(grep -i cpufreq "$log")" || return 1
+	"$SCHED" stats | grep -q "(cpufreq: no cpufreq driver, hints not applied)" ||
+		fail "the text stats do not say the hints are not applied" || return 1
+	"$SCHED" stats --format json | python3 -c '
+import json, sys
+m = json.load(sys.stdin)
+assert m["cpufreq"] == "cpufreq: no cpufreq driver, hints not applied", m.get("cpufreq")
+assert m["cpufreq_hint_cpus"] == 0, m["cpufreq_hint_cpus"]
+' || fail "the JSON stats lack the cpufreq state" || return 1
+	"$SCHED" stats --format openmetrics | grep -q '^scx_cadence_cpufreq_info{state="cpufreq: no cpufreq driver, hints not applied"} 1$' ||
+		fail "OpenMetrics lacks the cpufreq state" || return 1
+	stop_sched
+}
