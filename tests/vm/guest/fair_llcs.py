@@ -20,24 +20,13 @@ import subprocess
 import sys
 import time
 
+from proc_cpus import cpu_of, cpulist
+
 # Jain's fairness index that the tasks' CPU times must reach (issue 11).
 MIN_JAIN = 0.95
 # Share of samples with the tasks split evenly between the LLCs: 0 before busy
 # LLCs balanced, about 0.9 after (short tasks move one now and then).
 MIN_EVEN = 0.75
-
-
-def cpulist(text):
-    out = set()
-    for part in text.split(","):
-        a, _, b = part.partition("-")
-        out.update(range(int(a), int(b or a) + 1))
-    return out
-
-
-def cpu_of(pid):
-    with open(f"/proc/{pid}/stat") as f:
-        return int(f.read().rsplit(")", 1)[1].split()[36])
 
 
 def exec_ns(pid):

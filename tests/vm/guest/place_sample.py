@@ -14,24 +14,13 @@ import subprocess
 import sys
 import time
 
-
-def cpulist(text):
-    out = set()
-    for part in text.split(","):
-        a, _, b = part.partition("-")
-        out.update(range(int(a), int(b or a) + 1))
-    return out
+from proc_cpus import cpu_of, cpulist
 
 
 n, seconds = int(sys.argv[1]), float(sys.argv[2])
 smalls = [cpulist(s) for s in sys.argv[3].split("/")]
 min_share = float(sys.argv[4]) if len(sys.argv) > 4 else None
 core_of = {cpu: i for i, s in enumerate(smalls) for cpu in s}
-
-
-def cpu_of(pid):
-    with open(f"/proc/{pid}/stat") as f:
-        return int(f.read().rsplit(")", 1)[1].split()[36])
 
 
 tasks = [subprocess.Popen(["sh", "-c", "while :; do :; done"]) for _ in range(n)]
