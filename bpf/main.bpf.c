@@ -205,7 +205,7 @@ void BPF_STRUCT_OPS(cadence_runnable, struct task_struct *p, u64 enq_flags)
 
 	if (!tctx)
 		return;
-	util_runnable(tctx, scx_bpf_now());
+	util_runnable(tctx, scx_bpf_now(), enq_flags);
 	policy_snapshot(&pol);
 	clamp_sleeper_vtime(&pol, tctx);
 	cpufreq_runnable(p, tctx, &pol, enq_flags);
