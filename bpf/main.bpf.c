@@ -241,7 +241,16 @@ void BPF_STRUCT_OPS(cadence_stopping, struct task_struct *p, bool runnable)
 	if (!tctx)
 		return;
 	charge_vtime(p, tctx, now);
-	util_stopping(p, tctx, cpu, now, runnable);
+	util_stopping(p, tctx, cpu, now);
+}
+
+void BPF_STRUCT_OPS(cadence_quiescent, struct task_struct *p, u64 deq_flags)
+{
+	struct task_ctx *tctx = lookup_task_ctx(p);
+
+	/* util_est learns from sleeps only (SCX_DEQ_SLEEP). */
+	if (tctx)
+		util_quiescent(p, tctx, deq_flags);
 }
 
 void BPF_STRUCT_OPS(cadence_tick, struct task_struct *p)
@@ -398,6 +407,7 @@ SCX_OPS_DEFINE(cadence_ops,
 	       .runnable = (void *)cadence_runnable,
 	       .running = (void *)cadence_running,
 	       .stopping = (void *)cadence_stopping,
+	       .quiescent = (void *)cadence_quiescent,
 	       .tick = (void *)cadence_tick,
 	       .update_idle = (void *)cadence_update_idle,
 	       .enable = (void *)cadence_enable,

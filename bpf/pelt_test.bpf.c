@@ -153,7 +153,12 @@ static long glue_event(u64 i, void *unused)
 		util_glue_running(cu, tu, g->weight, e->here, e->cpu, e->now);
 		break;
 	case CADENCE_GLUE_STOPPING:
-		util_glue_stopping(cu, tu, g->weight, e->here, e->cpu, e->now, e->arg);
+		util_glue_stopping(cu, tu, g->weight, e->here, e->cpu, e->now);
+		break;
+	case CADENCE_GLUE_QUIESCENT:
+		/* The task's CPU's capacity, as scx_bpf_cpuperf_cap() gives it. */
+		util_glue_quiescent(tu, g->cpus[e->cpu & (CADENCE_GLUE_TEST_CPUS - 1)].cpu_cap,
+				    e->arg);
 		break;
 	case CADENCE_GLUE_TICK:
 		util_glue_ran(cu, tu, g->weight, e->cpu, e->now);

@@ -5,7 +5,9 @@
  *
  * Each CPU keeps its own PELT clock and busy signal in cpu_util, written
  * only by that CPU: running/stopping/tick run on it with its rq locked, and
- * update_idle() runs on it when it enters and leaves idle. Before a signal
+ * update_idle() runs on it when it enters and leaves idle. running() and
+ * stopping() called from another CPU (a running task's attributes changed
+ * from there) are skipped: util_glue.bpf.h says why that loses nothing. Before a signal
  * is updated, the clock is brought to now: scaled by capacity x frequency
  * for the time the CPU was busy, caught up with the task clock for the time
  * it was idle (and, when it goes idle saturated, lost idle time recorded),
@@ -21,7 +23,15 @@
  * - A task's signal is in the clock of the CPU it was last updated on.
  *   When it next runs elsewhere, the time in between is counted at full
  *   speed on the new CPU's clock (as on an idle CPU), where the kernel
- *   estimates the old CPU's clock lag (migrate_se_pelt_lag()).
+ *   estimates the old CPU's clock lag (migrate_se_pelt_lag()). That time
+ *   is a difference of two CPUs' clocks, taken as 0 when negative.
+ * - A wake-up is placed on the PELT clock of the CPU the task then runs
+ *   on, from the time that CPU's clock was last updated (the kernel
+ *   updates the task at enqueue instead, which needs the target rq's
+ *   clock, which scx_bpf_now() cannot read from another CPU).
+ * - util_est takes its sample in ops.quiescent() on SCX_DEQ_SLEEP, as
+ *   fair.c does on DEQUEUE_SLEEP: ops.stopping(p, false) also comes for
+ *   the DEQUEUE_SAVE of an attribute change.
  * - A new task starts at 0, where the kernel gives it half the CPU's spare
  *   capacity (post_init_entity_util_avg()).
  */
@@ -37,7 +47,10 @@ struct {
 	__uint(max_entries, 1);
 } cpu_util SEC(".maps");
 
-/* This CPU's util state, its capacity and ratio set on first use. */
+/*
+ * The util state of @cpu, the CPU this runs on; its capacity and ratio set
+ * on first use.
+ */
 static __always_inline struct cadence_cpu_util *this_cpu_util(s32 cpu)
 {
 	struct cadence_cpu_util *cu;
@@ -66,22 +79,30 @@ static __always_inline struct cadence_cpu_util *
 util_running(struct task_struct *p, struct task_ctx *tctx, s32 cpu, u64 now)
 {
 	s32 here = bpf_get_smp_processor_id();
-	struct cadence_cpu_util *cu = this_cpu_util(cpu);
+	struct cadence_cpu_util *cu = this_cpu_util(here);
 
 	if (!cu || !util_glue_running(cu, &tctx->util, task_weight(p), here, cpu, now))
 		return NULL;
 	return cu;
 }
 
-/* ops.stopping(): @p ran until now; if it sleeps, one more util_est sample. */
+/* ops.stopping(): @p ran on @cpu until @now. */
 static __always_inline void util_stopping(struct task_struct *p, struct task_ctx *tctx, s32 cpu,
-					  u64 now, bool runnable)
+					  u64 now)
 {
 	s32 here = bpf_get_smp_processor_id();
-	struct cadence_cpu_util *cu = this_cpu_util(cpu);
+	struct cadence_cpu_util *cu = this_cpu_util(here);
 
 	if (cu)
-		util_glue_stopping(cu, &tctx->util, task_weight(p), here, cpu, now, runnable);
+		util_glue_stopping(cu, &tctx->util, task_weight(p), here, cpu, now);
+}
+
+/* ops.quiescent(): a util_est sample if @p went to sleep. */
+static __always_inline void util_quiescent(struct task_struct *p, struct task_ctx *tctx,
+					   u64 deq_flags)
+{
+	util_glue_quiescent(&tctx->util, scx_bpf_cpuperf_cap(scx_bpf_task_cpu(p)),
+			    deq_flags & SCX_DEQ_SLEEP);
 }
 
 /*
