@@ -262,13 +262,21 @@ fn sleeping_32_periods_halves_util() {
 }
 
 /// The example drawn in accumulate_sum()'s comment (kernel/sched/pelt.c):
-/// a signal u last updated d0 into a period; now is d1 + (p - 1) periods
-/// + d3 later, and
-///   u' = (u + d1) y^p + 1024 \Sum_{n=1}^{p-1} y^n + d3 y^0.
+/// a signal u last updated d0 into a period; now is d1, p - 1 full
+/// periods and d3 later, and
+///
+/// ```text
+/// u' = (u + d1) y^p + 1024 \Sum_{n=1}^{p-1} y^n + d3 y^0
+/// ```
+///
 /// Traced by hand with d0 = 300 units of running from a period start
 /// (u = 300), then d1 = 724, p = 4, d3 = 100, all running:
-///   u' = 1024 y^4 + 1024 (y + y^2 + y^3) + 100
-///      = 939.01 + 2942.22 + 100 = 3981.23 units.
+///
+/// ```text
+/// u' = 1024 y^4 + 1024 (y + y^2 + y^3) + 100
+///    = 939.01 + 2942.22 + 100 = 3981.23 units
+/// ```
+///
 /// The kernel forms the middle sum as LOAD_AVG_MAX (1 - y^p) - 1024,
 /// and LOAD_AVG_MAX = 47742 is the limit of the truncated sums, not
 /// 1024 / (1 - y) = 47788.08: 46.08 (1 - y^4) = 3.82 units lower. With
