@@ -37,6 +37,7 @@
  * ops.tick() turn the local CPU's invariant util into a perf target with
  * the policy's headroom, pass it through the deadband (floor, hysteresis,
  * down hold, rate limit) and hand what survives to scx_bpf_cpuperf_set().
+ * A CPU going idle asks for its floor at once (update_idle()).
  * iowait is no input, unless the policy's legacy switch emulates
  * schedutil's boost for comparison.
  *
@@ -288,7 +289,14 @@ void BPF_STRUCT_OPS(cadence_enable, struct task_struct *p)
 
 void BPF_STRUCT_OPS(cadence_update_idle, s32 cpu, bool idle)
 {
+	struct cadence_policy pol;
+
 	util_update_idle(cpu, idle);
+	if (!idle)
+		return;
+	/* An idle CPU holds no frequency up: it asks for its floor. */
+	policy_snapshot(&pol);
+	cpufreq_idle(cpu, &pol);
 }
 
 s32 BPF_STRUCT_OPS(cadence_init_task, struct task_struct *p, struct scx_init_task_args *args)
