@@ -3,7 +3,8 @@
  * cpufreq hints: each CPU's perf target, chosen by perf_policy.bpf.h from
  * its frequency-invariant util and passed to scx_bpf_cpuperf_set().
  *
- * Where and on which CPU. Only from ops.running() and ops.tick(), and only
+ * Where and on which CPU. Only from ops.running(), ops.tick() and, for the
+ * floor, ops.update_idle() as the CPU goes idle (perf_idle()), and only
  * for the CPU the code runs on, when that is also the CPU whose rq the
  * kernel locked for the callback (the task's CPU). The kernel ends the
  * scheduler when scx_bpf_cpuperf_set() targets another CPU than the one
@@ -111,6 +112,23 @@ static __always_inline void cpufreq_update(struct task_struct *p, struct task_ct
 	if (target > CADENCE_PERF_MAX)
 		target = CADENCE_PERF_MAX;
 	scx_bpf_cpuperf_set(cpu, target);
+}
+
+/*
+ * ops.update_idle(idle = true): this CPU goes idle and asks for its floor
+ * (perf_idle()). update_idle() runs on the CPU with its rq locked.
+ */
+static __always_inline void cpufreq_idle(s32 cpu, const struct cadence_policy *pol)
+{
+	struct cadence_cpu_perf *pc;
+	u32 zero = 0;
+
+	if (cpu != bpf_get_smp_processor_id())
+		return;
+	pc = bpf_map_lookup_elem(&cpu_perf, &zero);
+	if (!pc || perf_idle(pc, pol) != CADENCE_PERF_ISSUED)
+		return;
+	scx_bpf_cpuperf_set(cpu, pc->target > CADENCE_PERF_MAX ? CADENCE_PERF_MAX : pc->target);
 }
 
 #endif /* __CADENCE_CPUFREQ_BPF_H */

@@ -93,6 +93,8 @@ struct cadence_cpu_perf {
 	u64 supp_rate;
 	/* Evaluations where the legacy iowait boost raised util. */
 	u64 iowait_boosts;
+	/* Requests for the floor issued as the CPU went idle (perf_idle()). */
+	u64 idle_floor;
 	/* Issued targets: hist[t >> CADENCE_PERF_HIST_SHIFT], 1024 in the last. */
 	u64 hist[CADENCE_PERF_HIST_BUCKETS];
 };
@@ -102,13 +104,19 @@ struct cadence_util_inject {
 	u64 util;
 };
 
-/* One step of a syscall test run: @delta_ns pass, then an evaluation. */
+/*
+ * One step of a syscall test run: @delta_ns pass, then an evaluation, or
+ * the CPU goes idle.
+ */
 struct cadence_perf_step {
 	u64 delta_ns;
 	/* The util the evaluation sees (before any boost). */
 	u32 util;
 	/* 1: an iowait wake-up came since the last evaluation. */
 	u32 iowait;
+	/* 1: not an evaluation; the CPU goes idle (perf_idle()). */
+	u32 idle;
+	u32 __pad;
 };
 
 /* The context of one perf test run: the policy and steps in, verdicts out. */

@@ -31,6 +31,11 @@ enum cadence_pelt_consts {
 	CADENCE_UTIL_EST_MARGIN = 1024 / 100,
 	/* Steps one syscall test run replays (pelt_test.bpf.c). */
 	CADENCE_PELT_TEST_STEPS = 64,
+	/* CPUs and callbacks of one glue test run (pelt_test.bpf.c). */
+	CADENCE_GLUE_TEST_CPUS = 2,
+	CADENCE_GLUE_TEST_EVENTS = 16,
+	/* decay_load() calls one decay test run makes (pelt_test.bpf.c). */
+	CADENCE_DECAY_TEST_CALLS = 64,
 };
 
 /* UTIL_AVG_UNCHANGED (kernel/sched/pelt.h): util_avg not updated since enqueue. */
@@ -173,6 +178,57 @@ struct cadence_pelt_test {
 	u32 task_util[CADENCE_PELT_TEST_STEPS];
 	s32 error;
 	u32 __pad;
+};
+
+/* Test only: decay_load(val[i], n[i]) into out[i], for i < nr. */
+struct cadence_decay_test {
+	u64 val[CADENCE_DECAY_TEST_CALLS];
+	u64 n[CADENCE_DECAY_TEST_CALLS];
+	u64 out[CADENCE_DECAY_TEST_CALLS];
+	u32 nr;
+	s32 error;
+};
+
+/* Test only: the callback one event of a glue test run stands for. */
+enum cadence_glue_op {
+	/* ops.runnable(); arg 1: a wake-up (SCX_ENQ_WAKEUP). */
+	CADENCE_GLUE_RUNNABLE = 0,
+	/* ops.running(). */
+	CADENCE_GLUE_RUNNING = 1,
+	/* ops.stopping(); arg: its runnable argument. */
+	CADENCE_GLUE_STOPPING = 2,
+	/* ops.tick() (always on the task's CPU). */
+	CADENCE_GLUE_TICK = 3,
+	/* ops.update_idle() of CPU @here; arg: its idle argument. */
+	CADENCE_GLUE_IDLE = 4,
+	/* ops.quiescent(); arg 1: a sleep (SCX_DEQ_SLEEP). */
+	CADENCE_GLUE_QUIESCENT = 5,
+};
+
+/* One callback: on CPU @here at its clock @now, for a task on CPU @cpu. */
+struct cadence_glue_event {
+	u64 now;
+	u32 op;
+	s32 here;
+	s32 cpu;
+	u32 arg;
+};
+
+/*
+ * The context of one glue test run: two CPUs' util state and one task's,
+ * in as the run starts and out as it ends, and the callbacks in between.
+ */
+struct cadence_glue_test {
+	struct cadence_cpu_util cpus[CADENCE_GLUE_TEST_CPUS];
+	struct cadence_task_util task;
+	/* The task's weight (load_avg only). */
+	u64 weight;
+	u32 nr_events;
+	s32 error;
+	struct cadence_glue_event events[CADENCE_GLUE_TEST_EVENTS];
+	/* After each event: the task's util_avg, and util_est with its flag. */
+	u64 util[CADENCE_GLUE_TEST_EVENTS];
+	u32 util_est[CADENCE_GLUE_TEST_EVENTS];
 };
 
 #endif /* __CADENCE_INTF_UTIL_H */

@@ -37,6 +37,7 @@
  * ops.tick() turn the local CPU's invariant util into a perf target with
  * the policy's headroom, pass it through the deadband (floor, hysteresis,
  * down hold, rate limit) and hand what survives to scx_bpf_cpuperf_set().
+ * A CPU going idle asks for its floor at once (update_idle()).
  * iowait is no input, unless the policy's legacy switch emulates
  * schedutil's boost for comparison.
  *
@@ -292,7 +293,7 @@ void BPF_STRUCT_OPS(cadence_runnable, struct task_struct *p, u64 enq_flags)
 
 	if (!tctx)
 		return;
-	util_runnable(tctx, scx_bpf_now());
+	util_runnable(tctx, scx_bpf_now(), enq_flags);
 	policy_snapshot(&pol);
 	cpufreq_runnable(p, tctx, &pol, enq_flags);
 }
@@ -327,7 +328,16 @@ void BPF_STRUCT_OPS(cadence_stopping, struct task_struct *p, bool runnable)
 	if (!tctx)
 		return;
 	charge_vtime(p, tctx, now);
-	util_stopping(p, tctx, cpu, now, runnable);
+	util_stopping(p, tctx, cpu, now);
+}
+
+void BPF_STRUCT_OPS(cadence_quiescent, struct task_struct *p, u64 deq_flags)
+{
+	struct task_ctx *tctx = lookup_task_ctx(p);
+
+	/* util_est learns from sleeps only (SCX_DEQ_SLEEP). */
+	if (tctx)
+		util_quiescent(p, tctx, deq_flags);
 }
 
 void BPF_STRUCT_OPS(cadence_tick, struct task_struct *p)
@@ -365,7 +375,14 @@ void BPF_STRUCT_OPS(cadence_enable, struct task_struct *p)
 
 void BPF_STRUCT_OPS(cadence_update_idle, s32 cpu, bool idle)
 {
+	struct cadence_policy pol;
+
 	util_update_idle(cpu, idle);
+	if (!idle)
+		return;
+	/* An idle CPU holds no frequency up: it asks for its floor. */
+	policy_snapshot(&pol);
+	cpufreq_idle(cpu, &pol);
 }
 
 s32 BPF_STRUCT_OPS(cadence_init_task, struct task_struct *p, struct scx_init_task_args *args)
@@ -486,6 +503,7 @@ SCX_OPS_DEFINE(cadence_ops,
 	       .runnable = (void *)cadence_runnable,
 	       .running = (void *)cadence_running,
 	       .stopping = (void *)cadence_stopping,
+	       .quiescent = (void *)cadence_quiescent,
 	       .tick = (void *)cadence_tick,
 	       .update_idle = (void *)cadence_update_idle,
 	       .enable = (void *)cadence_enable,

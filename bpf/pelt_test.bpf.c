@@ -10,6 +10,10 @@
  * lets time pass in the current state, updates the clock and both signals
  * the way the scheduler does at a callback (util.bpf.h), then applies the
  * step's transition.
+ *
+ * glue_run replays callbacks on two CPUs through util_glue.bpf.h, the
+ * bookkeeping the scheduler's callbacks do (util.bpf.h), remote ones
+ * included.
  */
 /*
  * Not scx/common.bpf.h: it brings a probe program that needs sched_ext in
@@ -20,6 +24,7 @@
 
 #include "intf.h"
 #include "pelt.bpf.h"
+#include "util_glue.bpf.h"
 
 char _license[] SEC("license") = "GPL";
 
@@ -120,6 +125,102 @@ int pelt_run(struct cadence_pelt_test *ctx)
 #pragma unroll
 	for (i = 0; i < CADENCE_PELT_TEST_STEPS; i++)
 		ctx->task_util[i] = t->task_util[i];
+	ctx->error = 0;
+	return 0;
+}
+
+/* The glue test's working copy (constant offsets only, as above). */
+struct cadence_glue_test glue;
+
+/* One callback of a glue run; a bpf_loop() callback. */
+static long glue_event(u64 i, void *unused)
+{
+	struct cadence_glue_test *g = &glue;
+	struct cadence_glue_event *e;
+	struct cadence_cpu_util *cu;
+	struct cadence_task_util *tu = &g->task;
+
+	if (i >= CADENCE_GLUE_TEST_EVENTS)
+		return 1;
+	e = &g->events[i];
+	/* The executing CPU's state, as this_cpu_util() finds it. */
+	cu = &g->cpus[e->here & (CADENCE_GLUE_TEST_CPUS - 1)];
+	switch (e->op) {
+	case CADENCE_GLUE_RUNNABLE:
+		util_glue_runnable(tu, e->now, e->arg);
+		break;
+	case CADENCE_GLUE_RUNNING:
+		util_glue_running(cu, tu, g->weight, e->here, e->cpu, e->now);
+		break;
+	case CADENCE_GLUE_STOPPING:
+		util_glue_stopping(cu, tu, g->weight, e->here, e->cpu, e->now);
+		break;
+	case CADENCE_GLUE_QUIESCENT:
+		/* The task's CPU's capacity, as scx_bpf_cpuperf_cap() gives it. */
+		util_glue_quiescent(tu, g->cpus[e->cpu & (CADENCE_GLUE_TEST_CPUS - 1)].cpu_cap,
+				    e->arg);
+		break;
+	case CADENCE_GLUE_TICK:
+		util_glue_ran(cu, tu, g->weight, e->cpu, e->now);
+		break;
+	case CADENCE_GLUE_IDLE:
+		util_glue_update_idle(cu, e->now, e->arg);
+		break;
+	}
+	g->util[i] = tu->avg.util_avg;
+	g->util_est[i] = tu->avg.util_est;
+	return 0;
+}
+
+SEC("syscall")
+int glue_run(struct cadence_glue_test *ctx)
+{
+	struct cadence_glue_test *g = &glue;
+	u32 i;
+
+	if (bpf_probe_read_kernel(g, sizeof(*g), ctx)) {
+		ctx->error = -14;
+		return 0;
+	}
+	if (g->nr_events > CADENCE_GLUE_TEST_EVENTS) {
+		ctx->error = -22;
+		return 0;
+	}
+	bpf_loop(g->nr_events, glue_event, NULL, 0);
+	ctx->cpus[0] = g->cpus[0];
+	ctx->cpus[1] = g->cpus[1];
+	ctx->task = g->task;
+#pragma unroll
+	for (i = 0; i < CADENCE_GLUE_TEST_EVENTS; i++) {
+		ctx->util[i] = g->util[i];
+		ctx->util_est[i] = g->util_est[i];
+	}
+	ctx->error = 0;
+	return 0;
+}
+
+/* decay_load() alone, for the table's entries (kernel_vectors.rs). */
+struct cadence_decay_test decay_work;
+
+SEC("syscall")
+int decay_run(struct cadence_decay_test *ctx)
+{
+	struct cadence_decay_test *d = &decay_work;
+	u32 i;
+
+	if (bpf_probe_read_kernel(d, sizeof(*d), ctx)) {
+		ctx->error = -14;
+		return 0;
+	}
+	if (d->nr > CADENCE_DECAY_TEST_CALLS) {
+		ctx->error = -22;
+		return 0;
+	}
+	for (i = 0; i < CADENCE_DECAY_TEST_CALLS && i < d->nr; i++)
+		d->out[i] = pelt_decay_load(d->val[i], d->n[i]);
+#pragma unroll
+	for (i = 0; i < CADENCE_DECAY_TEST_CALLS; i++)
+		ctx->out[i] = d->out[i];
 	ctx->error = 0;
 	return 0;
 }

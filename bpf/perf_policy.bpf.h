@@ -31,6 +31,9 @@
  * 3. down hold: a lower target is asked for only once it has been asked
  *    for continuously for the hold time; a higher one at once;
  * 4. rate limit: at most one request per interval on a CPU.
+ *
+ * Idle (perf_idle()). A CPU that goes idle asks for its floor at once,
+ * past the hold and the rate limit: see there.
  */
 #ifndef __CADENCE_PERF_POLICY_BPF_H
 #define __CADENCE_PERF_POLICY_BPF_H
@@ -157,6 +160,48 @@ static __always_inline u32 perf_iowait_boost(struct cadence_cpu_perf *pc, u64 no
 	return pc->boost;
 }
 
+/* Every CPU starts at 1024 when a scheduler loads (ext.c). */
+static __always_inline void perf_init(struct cadence_cpu_perf *pc)
+{
+	if (!pc->init) {
+		pc->target = CADENCE_PERF_MAX;
+		pc->init = 1;
+	}
+}
+
+/*
+ * The CPU goes idle (ops.update_idle(idle = true)): it asks for its floor,
+ * the target util 0 asks for under @pol: the minimum in util and powersave
+ * modes (below any floor_util), 1024 in performance mode. An idle CPU runs
+ * nothing, and its target would otherwise stay until it runs again: the
+ * kernel keeps a CPU's cpuperf target while it idles, and schedutil takes
+ * the maximum over the CPUs of a shared policy, so one idle CPU would hold
+ * its whole frequency domain at its last burst's target.
+ *
+ * Asked for at once, and only if it is not already in force. The down
+ * hold is for loads that come and go while the CPU stays busy; a pending
+ * one is dropped. The request neither waits for nor starts the rate-limit
+ * interval, so the raise after the wake-up waits only for the interval
+ * since the last request made while busy. At most one idle request per
+ * idle period, counted in idle_floor (and in issued).
+ * Returns the verdict; on CADENCE_PERF_ISSUED, pc->target is the floor.
+ */
+static __always_inline u32 perf_idle(struct cadence_cpu_perf *pc, const struct cadence_policy *pol)
+{
+	u32 floor = perf_floored(pol, 0, perf_target(pol, 0));
+
+	perf_init(pc);
+	pc->down_since = 0;
+	pc->util = 0;
+	if (pc->target == floor)
+		return CADENCE_PERF_SAME;
+	pc->target = floor;
+	pc->issued++;
+	pc->idle_floor++;
+	perf_hist_add(pc, floor);
+	return CADENCE_PERF_ISSUED;
+}
+
 /*
  * One evaluation of a CPU's target, as the scheduler makes it from
  * ops.running() and ops.tick(): the legacy boost if the policy asks for
@@ -168,11 +213,7 @@ static __always_inline u32 perf_evaluate(struct cadence_cpu_perf *pc,
 {
 	u32 boost;
 
-	if (!pc->init) {
-		/* Every CPU starts at 1024 when a scheduler loads (ext.c). */
-		pc->target = CADENCE_PERF_MAX;
-		pc->init = 1;
-	}
+	perf_init(pc);
 	if (util > CADENCE_CAP_SCALE)
 		util = CADENCE_CAP_SCALE;
 	if (pol->perf_iowait_boost) {

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Test-only BPF object: a SEC("syscall") program that runs
- * perf_policy.bpf.h, the code the scheduler runs in ops.running() and
- * ops.tick(), on one CPU's evaluations given by user space through
+ * perf_policy.bpf.h, the code the scheduler runs in ops.running(),
+ * ops.tick() and ops.update_idle(), on one CPU's evaluations given by user space through
  * BPF_PROG_TEST_RUN. It needs no sched_ext; the Rust tests (src/perf/)
  * compare every verdict, target and counter with their reference.
  */
@@ -31,7 +31,11 @@ static long perf_step(u64 i, u64 *now)
 		return 1;
 	s = &t->steps[i];
 	*now += s->delta_ns;
-	t->verdict[i] = perf_evaluate(&t->state, &t->policy, s->util, s->iowait, *now, t->tick_ns);
+	if (s->idle)
+		t->verdict[i] = perf_idle(&t->state, &t->policy);
+	else
+		t->verdict[i] =
+			perf_evaluate(&t->state, &t->policy, s->util, s->iowait, *now, t->tick_ns);
 	t->target[i] = t->state.target;
 	return 0;
 }

@@ -5,7 +5,9 @@
  *
  * Each CPU keeps its own PELT clock and busy signal in cpu_util, written
  * only by that CPU: running/stopping/tick run on it with its rq locked, and
- * update_idle() runs on it when it enters and leaves idle. Before a signal
+ * update_idle() runs on it when it enters and leaves idle. running() and
+ * stopping() called from another CPU (a running task's attributes changed
+ * from there) are skipped: util_glue.bpf.h says why that loses nothing. Before a signal
  * is updated, the clock is brought to now: scaled by capacity x frequency
  * for the time the CPU was busy, caught up with the task clock for the time
  * it was idle (and, when it goes idle saturated, lost idle time recorded),
@@ -21,12 +23,22 @@
  * - A task's signal is in the clock of the CPU it was last updated on.
  *   When it next runs elsewhere, the time in between is counted at full
  *   speed on the new CPU's clock (as on an idle CPU), where the kernel
- *   estimates the old CPU's clock lag (migrate_se_pelt_lag()).
+ *   estimates the old CPU's clock lag (migrate_se_pelt_lag()). That time
+ *   is a difference of two CPUs' clocks, taken as 0 when negative.
+ * - A wake-up is placed on the PELT clock of the CPU the task then runs
+ *   on, from the time that CPU's clock was last updated (the kernel
+ *   updates the task at enqueue instead, which needs the target rq's
+ *   clock, which scx_bpf_now() cannot read from another CPU).
+ * - util_est takes its sample in ops.quiescent() on SCX_DEQ_SLEEP, as
+ *   fair.c does on DEQUEUE_SLEEP: ops.stopping(p, false) also comes for
+ *   the DEQUEUE_SAVE of an attribute change.
  * - A new task starts at 0, where the kernel gives it half the CPU's spare
  *   capacity (post_init_entity_util_avg()).
  */
 #ifndef __CADENCE_UTIL_BPF_H
 #define __CADENCE_UTIL_BPF_H
+
+#include "util_glue.bpf.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -35,7 +47,10 @@ struct {
 	__uint(max_entries, 1);
 } cpu_util SEC(".maps");
 
-/* This CPU's util state, its capacity and ratio set on first use. */
+/*
+ * The util state of @cpu, the CPU this runs on; its capacity and ratio set
+ * on first use.
+ */
 static __always_inline struct cadence_cpu_util *this_cpu_util(s32 cpu)
 {
 	struct cadence_cpu_util *cu;
@@ -50,40 +65,10 @@ static __always_inline struct cadence_cpu_util *this_cpu_util(s32 cpu)
 	return cu;
 }
 
-/* Bring this CPU's PELT clock and busy signal to @now. */
-static __always_inline void cpu_util_advance(struct cadence_cpu_util *cu, u64 now)
+/* ops.runnable(): the task was enqueued; note a wake-up, for ops.running(). */
+static __always_inline void util_runnable(struct task_ctx *tctx, u64 now, u64 enq_flags)
 {
-	if (cu->busy)
-		pelt_clock_busy(&cu->clock, now, cu->cpu_cap, cu->freq_scale);
-	else
-		pelt_clock_idle(&cu->clock, now);
-	pelt_update(pelt_clock_now(&cu->clock), &cu->avg, 1, cu->busy, cu->busy);
-}
-
-/*
- * Bring @p's signal to the PELT time @at on @cpu's clock, the task having
- * been @runnable (queued or running) and @running meanwhile.
- */
-static __always_inline void task_util_advance(struct task_struct *p, struct cadence_task_util *tu,
-					      struct cadence_cpu_util *cu, s32 cpu, u64 now, u64 at,
-					      bool runnable, bool running)
-{
-	u64 elapsed;
-
-	if (tu->cpu != cpu) {
-		/* First update here: carry the time since the last one over. */
-		elapsed = tu->cpu < 0 ? 0 : now - tu->updated_at;
-		tu->avg.last_update_time = at > elapsed ? at - elapsed : 0;
-		tu->cpu = cpu;
-	}
-	pelt_update(at, &tu->avg, task_weight(p), runnable, running);
-	tu->updated_at = now;
-}
-
-/* ops.runnable(): the task woke up; note when, for ops.running(). */
-static __always_inline void util_runnable(struct task_ctx *tctx, u64 now)
-{
-	tctx->util.woke_at = now;
+	util_glue_runnable(&tctx->util, now, enq_flags & SCX_ENQ_WAKEUP);
 }
 
 /*
@@ -93,45 +78,31 @@ static __always_inline void util_runnable(struct task_ctx *tctx, u64 now)
 static __always_inline struct cadence_cpu_util *
 util_running(struct task_struct *p, struct task_ctx *tctx, s32 cpu, u64 now)
 {
-	struct cadence_cpu_util *cu = this_cpu_util(cpu);
-	struct cadence_task_util *tu = &tctx->util;
-	u64 pelt_now, waited;
+	s32 here = bpf_get_smp_processor_id();
+	struct cadence_cpu_util *cu = this_cpu_util(here);
 
-	if (!cu)
+	if (!cu || !util_glue_running(cu, &tctx->util, task_weight(p), here, cpu, now))
 		return NULL;
-	cpu_util_advance(cu, now);
-	cu->busy = 1;
-	pelt_now = pelt_clock_now(&cu->clock);
-	/* Woke since the last update: asleep until then, queued after. */
-	if (tu->cpu >= 0 && tu->woke_at > tu->updated_at) {
-		waited = now - tu->woke_at;
-		if (pelt_now > waited)
-			task_util_advance(p, tu, cu, cpu, tu->woke_at, pelt_now - waited, false,
-					  false);
-	}
-	task_util_advance(p, tu, cu, cpu, now, pelt_now, true, false);
 	return cu;
 }
 
-/* @p ran on this CPU (@cu) until @now. */
-static __always_inline void util_ran(struct task_struct *p, struct task_ctx *tctx,
-				     struct cadence_cpu_util *cu, s32 cpu, u64 now)
+/* ops.stopping(): @p ran on @cpu until @now. */
+static __always_inline void util_stopping(struct task_struct *p, struct task_ctx *tctx, s32 cpu,
+					  u64 now)
 {
-	cpu_util_advance(cu, now);
-	task_util_advance(p, &tctx->util, cu, cpu, now, pelt_clock_now(&cu->clock), true, true);
+	s32 here = bpf_get_smp_processor_id();
+	struct cadence_cpu_util *cu = this_cpu_util(here);
+
+	if (cu)
+		util_glue_stopping(cu, &tctx->util, task_weight(p), here, cpu, now);
 }
 
-/* ops.stopping(): @p ran until now; if it sleeps, one more util_est sample. */
-static __always_inline void util_stopping(struct task_struct *p, struct task_ctx *tctx, s32 cpu,
-					  u64 now, bool runnable)
+/* ops.quiescent(): a util_est sample if @p went to sleep. */
+static __always_inline void util_quiescent(struct task_struct *p, struct task_ctx *tctx,
+					   u64 deq_flags)
 {
-	struct cadence_cpu_util *cu = this_cpu_util(cpu);
-
-	if (!cu)
-		return;
-	util_ran(p, tctx, cu, cpu, now);
-	if (!runnable)
-		pelt_util_est_update(&tctx->util.avg, cu->cpu_cap);
+	util_glue_quiescent(&tctx->util, scx_bpf_cpuperf_cap(scx_bpf_task_cpu(p)),
+			    deq_flags & SCX_DEQ_SLEEP);
 }
 
 /*
@@ -148,7 +119,7 @@ static __always_inline struct cadence_cpu_util *util_tick(struct task_struct *p,
 		return NULL;
 	freq_tick(cu, cpu, pol);
 	cu->cpu_cap = scx_bpf_cpuperf_cap(cpu);
-	util_ran(p, tctx, cu, cpu, now);
+	util_glue_ran(cu, &tctx->util, task_weight(p), cpu, now);
 	return cu;
 }
 
@@ -156,15 +127,9 @@ static __always_inline struct cadence_cpu_util *util_tick(struct task_struct *p,
 static __always_inline void util_update_idle(s32 cpu, bool idle)
 {
 	struct cadence_cpu_util *cu = this_cpu_util(cpu);
-	u64 now = scx_bpf_now();
 
-	if (!cu)
-		return;
-	cpu_util_advance(cu, now);
-	if (idle && cu->busy) {
-		pelt_clock_go_idle(&cu->clock, now, cu->avg.util_sum);
-		cu->busy = 0;
-	}
+	if (cu)
+		util_glue_update_idle(cu, scx_bpf_now(), idle);
 }
 
 /* A new task: no signal yet, on no CPU's clock. */

@@ -14,7 +14,7 @@ use super::model::{self, Op, Outcome, State, Step};
 use super::reference::{Avg, Clock, Pelt};
 use crate::bpf_intf;
 
-mod skel {
+pub(super) mod skel {
     include!(concat!(env!("OUT_DIR"), "/pelt_test_skel.rs"));
 }
 
@@ -33,12 +33,12 @@ fn avg(a: &bpf_intf::cadence_pelt_avg) -> Avg {
 }
 
 /// The loaded test program; one per test, reused for every run.
-struct BpfPelt {
-    skel: skel::PeltTestSkel<'static>,
+pub(super) struct BpfPelt {
+    pub(super) skel: skel::PeltTestSkel<'static>,
 }
 
 impl BpfPelt {
-    fn load() -> BpfPelt {
+    pub(super) fn load() -> BpfPelt {
         let open_object = Box::leak(Box::new(MaybeUninit::uninit()));
         let open = skel::PeltTestSkelBuilder::default()
             .open(open_object)
@@ -50,7 +50,7 @@ impl BpfPelt {
         BpfPelt { skel }
     }
 
-    fn run(&self, start_ns: u64, start: State, steps: &[Step]) -> Outcome {
+    pub(super) fn run(&self, start_ns: u64, start: State, steps: &[Step]) -> Outcome {
         assert!(steps.len() <= bpf_intf::cadence_pelt_consts_CADENCE_PELT_TEST_STEPS as usize);
         // SAFETY: plain-data struct from bindgen; all zeroes is valid.
         let mut ctx: bpf_intf::cadence_pelt_test = unsafe { std::mem::zeroed() };

@@ -10,6 +10,10 @@
 #[cfg(test)]
 mod bpf_tests;
 #[cfg(test)]
+mod glue_tests;
+#[cfg(test)]
+mod kernel_vectors;
+#[cfg(test)]
 mod model;
 #[cfg(test)]
 mod model_tests;

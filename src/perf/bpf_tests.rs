@@ -18,12 +18,14 @@ mod skel {
     include!(concat!(env!("OUT_DIR"), "/perf_test_skel.rs"));
 }
 
-/// One evaluation: @delta_ns pass, then util (and maybe an iowait wake-up).
+/// One evaluation: @delta_ns pass, then util (and maybe an iowait
+/// wake-up); or, with @idle, the CPU goes idle instead.
 #[derive(Clone, Copy, Debug)]
 struct Step {
     delta_ns: u64,
     util: u32,
     iowait: bool,
+    idle: bool,
 }
 
 fn step(delta_ns: u64, util: u32) -> Step {
@@ -31,6 +33,15 @@ fn step(delta_ns: u64, util: u32) -> Step {
         delta_ns,
         util,
         iowait: false,
+        idle: false,
+    }
+}
+
+/// @delta_ns pass, then the CPU goes idle.
+fn idle(delta_ns: u64) -> Step {
+    Step {
+        idle: true,
+        ..step(delta_ns, 0)
     }
 }
 
@@ -93,6 +104,7 @@ impl BpfPerf {
             slot.delta_ns = s.delta_ns;
             slot.util = s.util;
             slot.iowait = s.iowait as u32;
+            slot.idle = s.idle as u32;
         }
         let input = bpf_intf::test_run_input(&mut ctx);
         self.skel
@@ -122,9 +134,11 @@ fn reference_run(
     let (mut verdicts, mut targets) = (Vec::new(), Vec::new());
     for s in steps {
         now += s.delta_ns;
-        verdicts.push(reference::evaluate(
-            &mut c, pol, s.util, s.iowait, now, tick_ns,
-        ));
+        verdicts.push(if s.idle {
+            reference::idle(&mut c, pol)
+        } else {
+            reference::evaluate(&mut c, pol, s.util, s.iowait, now, tick_ns)
+        });
         targets.push(c.target);
     }
     Outcome {
@@ -294,6 +308,7 @@ fn legacy_iowait_boost_doubles_then_halves() {
         delta_ns: MS,
         util: 0,
         iowait,
+        idle: false,
     };
     let mut steps: Vec<Step> = (0..5).map(|_| io(true)).collect();
     steps.extend((0..4).map(|_| io(false)));
@@ -316,6 +331,7 @@ fn legacy_iowait_boost_doubles_then_halves() {
             delta_ns: TICK_NS + 1,
             util: 0,
             iowait: true,
+            idle: false,
         },
     ];
     assert_eq!(bpf.run(&on, MS, TICK_NS, &gap).targets, vec![128, 256, 128]);
@@ -323,6 +339,68 @@ fn legacy_iowait_boost_doubles_then_halves() {
     let off = bpf.run(&policy(NO_DEADBAND, 400, 2000), MS, TICK_NS, &steps);
     assert_eq!(off.targets, vec![0; 9]);
     assert_eq!(off.state.iowait_boosts, 0);
+}
+
+/// A CPU that goes idle asks for its floor at once (issue 11, item 3):
+/// past a long down hold and the rate limit, with the pending hold
+/// dropped, once per idle period, and without delaying the next raise.
+/// The floor is what util 0 asks for: 0 in util mode (whatever the
+/// deadband's floor_util) and in powersave, 1024 in performance.
+#[test]
+fn idle_asks_for_the_floor_at_once() {
+    let bpf = BpfPerf::load();
+    let toml = "[cpufreq]\nfloor = true\nband = 32\ninterval_us = 2000\ndown_hold_us = 1000000\n";
+    let pol = policy(toml, 400, 2000);
+    let out = bpf.run(
+        &pol,
+        MS,
+        TICK_NS,
+        &[
+            // From the kernel's 1024: idle asks for the floor at once.
+            idle(MS),
+            step(MS, 800),
+            // A lower target waits for the 1 s hold ...
+            step(MS, 600),
+            // ... idle does not: 0 at once, 10 us after the last request.
+            idle(10_000),
+            idle(MS),
+            // Back to work 100 us later, 2.11 ms after the last busy request:
+            // the idle request did not restart the 2 ms rate limit.
+            step(100_000, 800),
+        ],
+    );
+    let hi = out.targets[1];
+    assert!(hi > 600, "util 800 asked for {hi}");
+    assert_eq!(out.targets, vec![0, hi, hi, 0, 0, hi]);
+    assert_eq!(
+        out.verdicts,
+        vec![
+            Verdict::Issued,
+            Verdict::Issued,
+            Verdict::Hold,
+            Verdict::Issued,
+            Verdict::Same,
+            Verdict::Issued
+        ]
+    );
+    assert_eq!((out.state.issued, out.state.idle_floor), (4, 2));
+    assert_eq!(out.state.down_since, 0);
+    assert_eq!(out.state.hist[0], 2, "the floor's requests are in bucket 0");
+    // performance: the floor is 1024, in force from the start: no request.
+    // powersave: 0 is a lower target than the kernel's 1024, held by the
+    // 1 s hold while busy; going idle asks for it at once, once.
+    for (mode, targets, idles) in [
+        ("performance", [PERF_MAX; 3], 0),
+        ("powersave", [PERF_MAX, 0, 0], 1),
+    ] {
+        let pol = policy(&format!("{toml}mode = \"{mode}\"\n"), 400, 2000);
+        let out = bpf.run(&pol, MS, TICK_NS, &[step(MS, 800), idle(MS), idle(MS)]);
+        assert_eq!(out.targets, targets.to_vec(), "{mode}");
+        assert_eq!(out.state.idle_floor, idles, "{mode}");
+    }
+    // A CPU that idles before its first evaluation leaves the kernel's 1024.
+    let out = bpf.run(&pol, MS, TICK_NS, &[idle(MS)]);
+    assert_eq!((out.targets[0], out.state.idle_floor), (0, 1));
 }
 
 fn any_policy() -> impl Strategy<Value = bpf_intf::cadence_policy> {
@@ -357,11 +435,13 @@ fn any_step() -> impl Strategy<Value = Step> {
         prop_oneof![0u64..MS, MS..30 * MS],
         prop_oneof![0u32..=1024, 1025u32..=5000],
         any::<bool>(),
+        prop::bool::weighted(0.2),
     )
-        .prop_map(|(delta_ns, util, iowait)| Step {
+        .prop_map(|(delta_ns, util, iowait, idle)| Step {
             delta_ns,
             util,
             iowait,
+            idle,
         })
 }
 

@@ -38,6 +38,7 @@ pub struct CpuPerf {
     pub supp_hold: u64,
     pub supp_rate: u64,
     pub iowait_boosts: u64,
+    pub idle_floor: u64,
     pub hist: [u64; 16],
 }
 
@@ -58,6 +59,7 @@ impl CpuPerf {
             supp_hold: c.supp_hold,
             supp_rate: c.supp_rate,
             iowait_boosts: c.iowait_boosts,
+            idle_floor: c.idle_floor,
             hist: c.hist,
         }
     }
@@ -171,4 +173,23 @@ pub fn evaluate(
     }
     c.util = util;
     decide(c, pol, util, now)
+}
+
+/// The CPU goes idle: it asks for what util 0 asks for, at once.
+pub fn idle(c: &mut CpuPerf, pol: &bpf_intf::cadence_policy) -> Verdict {
+    if !c.init {
+        c.target = PERF_MAX;
+        c.init = true;
+    }
+    let floor = target(pol, 0);
+    c.down_since = 0;
+    c.util = 0;
+    if c.target == floor {
+        return Verdict::Same;
+    }
+    c.target = floor;
+    c.issued += 1;
+    c.idle_floor += 1;
+    c.hist[((floor >> 6) as usize).min(15)] += 1;
+    Verdict::Issued
 }

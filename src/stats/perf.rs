@@ -35,6 +35,10 @@ pub const PERF_COUNTERS: &[(&str, &str)] = &[
         "perf_iowait_boosts",
         "Evaluations where the legacy iowait boost raised util (legacy_iowait_boost only)",
     ),
+    (
+        "perf_idle_floor",
+        "Requests for the floor issued as the CPU went idle (also in perf_issued)",
+    ),
 ];
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, Stats)]
@@ -57,6 +61,8 @@ pub struct CpuPerf {
     pub perf_supp_rate: u64,
     #[stat(desc = "Evaluations where the legacy iowait boost raised util")]
     pub perf_iowait_boosts: u64,
+    #[stat(desc = "Requests for the floor issued as the CPU went idle (also in perf_issued)")]
+    pub perf_idle_floor: u64,
     #[stat(desc = "Issued targets in 16 buckets of 64 (0-63, 64-127, ..., 960-1024)")]
     pub perf_hist: Vec<u64>,
 }
@@ -77,12 +83,13 @@ impl CpuPerf {
             perf_supp_hold: raw.supp_hold,
             perf_supp_rate: raw.supp_rate,
             perf_iowait_boosts: raw.iowait_boosts,
+            perf_idle_floor: raw.idle_floor,
             perf_hist: raw.hist.to_vec(),
         }
     }
 
     /// The counters' values, in the order of PERF_COUNTERS.
-    pub fn counters(&self) -> [u64; 6] {
+    pub fn counters(&self) -> [u64; 7] {
         [
             self.perf_issued,
             self.perf_supp_deadband,
@@ -90,10 +97,11 @@ impl CpuPerf {
             self.perf_supp_hold,
             self.perf_supp_rate,
             self.perf_iowait_boosts,
+            self.perf_idle_floor,
         ]
     }
 
-    fn counters_mut(&mut self) -> [&mut u64; 6] {
+    fn counters_mut(&mut self) -> [&mut u64; 7] {
         [
             &mut self.perf_issued,
             &mut self.perf_supp_deadband,
@@ -101,6 +109,7 @@ impl CpuPerf {
             &mut self.perf_supp_hold,
             &mut self.perf_supp_rate,
             &mut self.perf_iowait_boosts,
+            &mut self.perf_idle_floor,
         ]
     }
 
@@ -140,7 +149,7 @@ impl CpuPerf {
         out
     }
 
-    /// "perf 512 req 40 supp db 3 hy 10 hold 2 rate 1".
+    /// "perf 512 req 40 supp db 3 hy 10 hold 2 rate 1 idle 5".
     pub fn format(&self) -> String {
         let mut s = format!(
             "perf {} req {} supp db {} hy {} hold {} rate {}",
@@ -151,6 +160,9 @@ impl CpuPerf {
             self.perf_supp_hold,
             self.perf_supp_rate
         );
+        if self.perf_idle_floor > 0 {
+            s += &format!(" idle {}", self.perf_idle_floor);
+        }
         if self.perf_iowait_boosts > 0 {
             s += &format!(" boost {}", self.perf_iowait_boosts);
         }

@@ -160,3 +160,37 @@ assert m["cpufreq_hint_cpus"] == 0, m["cpufreq_hint_cpus"]
 		fail "OpenMetrics lacks the cpufreq state" || return 1
 	stop_sched
 }
+
+# A CPU that goes idle asks for the floor at once (issue 11, item 3): with
+# util injected high everywhere only idle entry can lower a target, and the
+# down hold (the longest allowed) cannot be what lowered it. Performance
+# mode keeps 1024 through idle. The stats show the new counter.
+case_cpufreq_idle_drops_target() {
+	local policy=$VM_OUT/idle.toml log=$VM_OUT/cpufreq_idle.sched.log
+	cat >"$policy" <<-'EOF2'
+		[freq]
+		max = 1000
+		[cpufreq]
+		# fmin 400 of freq_max 1000 MHz: floor at util 410.
+		min_mhz = 400
+		floor = true
+		band = 32
+		interval_us = 1000
+		down_hold_us = 1000000
+	EOF2
+	start_sched "$log" --test-freq-inject 1000 --test-util-inject --policy "$policy" || return 1
+	local seq0
+	seq0=$(enable_seq)
+	taskset -c 0 python3 "$GUEST/perf_idle.py" "$PIN_DIR" "$SCHED" ||
+		fail "an idle CPU kept its target (see above)" || return 1
+	attached_throughout "$seq0" || return 1
+	"$SCHED" stats | tee "$VM_OUT/cpufreq_idle_stats.txt"
+	grep -qE "rate [0-9]+ idle [1-9]" "$VM_OUT/cpufreq_idle_stats.txt" ||
+		fail "the stats line does not show idle requests" || return 1
+	"$SCHED" stats --format json | python3 -c \
+		'import json,sys; n = json.load(sys.stdin)["perf"]["perf_idle_floor"]; print("perf_idle_floor", n); assert n > 0' ||
+		fail "JSON stats lack perf_idle_floor" || return 1
+	"$SCHED" stats --format openmetrics | grep -q 'scx_cadence_perf_idle_floor_total{cpu="1"} [1-9]' ||
+		fail "OpenMetrics lacks the idle counter" || return 1
+	stop_sched
+}

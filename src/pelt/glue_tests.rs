@@ -1,0 +1,267 @@
+//! bpf/util_glue.bpf.h, the PELT bookkeeping of the scheduler's callbacks,
+//! run in the host kernel through BPF_PROG_TEST_RUN of `glue_run`
+//! (bpf/pelt_test.bpf.c) on two CPUs, with remote callbacks and clocks that
+//! disagree across CPUs. Expected values come from the definitions (what
+//! the kernel does on each callback, kernel/sched/ext.c and fair.c), never
+//! from the BPF code: exact sums where the time stays in one PELT period,
+//! and "a callback that carries no information changes nothing" checks.
+//! Needs root, not sched_ext.
+
+use std::mem::MaybeUninit;
+
+use libbpf_rs::skel::{OpenSkel, SkelBuilder};
+
+use crate::bpf_intf;
+use bpf_intf::cadence_cpu_util as CpuUtil;
+use bpf_intf::cadence_glue_event as Event;
+use bpf_intf::cadence_glue_test as GlueTest;
+use bpf_intf::cadence_task_util as TaskUtil;
+
+mod skel {
+    include!(concat!(env!("OUT_DIR"), "/pelt_test_skel.rs"));
+}
+
+const RUNNABLE: u32 = bpf_intf::cadence_glue_op_CADENCE_GLUE_RUNNABLE;
+const RUNNING: u32 = bpf_intf::cadence_glue_op_CADENCE_GLUE_RUNNING;
+const STOPPING: u32 = bpf_intf::cadence_glue_op_CADENCE_GLUE_STOPPING;
+const TICK: u32 = bpf_intf::cadence_glue_op_CADENCE_GLUE_TICK;
+const IDLE: u32 = bpf_intf::cadence_glue_op_CADENCE_GLUE_IDLE;
+const QUIESCENT: u32 = bpf_intf::cadence_glue_op_CADENCE_GLUE_QUIESCENT;
+const UNCHANGED: u32 = 0x8000_0000;
+/// NICE_0_LOAD's weight as the scheduler passes it (task_weight()).
+const WEIGHT: u64 = 1024;
+/// A PELT period boundary (a multiple of 1024 * 1024 ns), far from 0.
+const L: u64 = 1 << 40;
+
+fn ev(now: u64, op: u32, here: i32, cpu: i32, arg: u32) -> Event {
+    Event {
+        now,
+        op,
+        here,
+        cpu,
+        arg,
+    }
+}
+
+/// A CPU at full capacity whose clocks (task and PELT) read @now; @busy:
+/// a sched_ext task runs there; @freq: its frequency ratio.
+fn cpu(now: u64, busy: bool, freq: u32) -> CpuUtil {
+    // SAFETY: plain integers; all zeroes is valid.
+    let mut c: CpuUtil = unsafe { std::mem::zeroed() };
+    c.clock.clock_pelt = now;
+    c.clock.clock_task = now;
+    c.avg.last_update_time = now;
+    c.cpu_cap = 1024;
+    c.freq_scale = freq;
+    c.busy = busy as u32;
+    c
+}
+
+/// A task with no signal yet, on no CPU's clock (util_init_task()).
+fn new_task() -> TaskUtil {
+    // SAFETY: plain integers; all zeroes is valid.
+    let mut t: TaskUtil = unsafe { std::mem::zeroed() };
+    t.cpu = -1;
+    t
+}
+
+struct Glue {
+    skel: skel::PeltTestSkel<'static>,
+}
+
+impl Glue {
+    fn load() -> Glue {
+        let open_object = Box::leak(Box::new(MaybeUninit::uninit()));
+        let open = skel::PeltTestSkelBuilder::default()
+            .open(open_object)
+            .expect("opening the PELT test BPF object");
+        let skel = open
+            .load()
+            .expect("loading the PELT test programs failed: these tests need root");
+        Glue { skel }
+    }
+
+    fn run(&self, cpus: [CpuUtil; 2], task: TaskUtil, events: &[Event]) -> GlueTest {
+        // SAFETY: plain integers; all zeroes is valid.
+        let mut g: GlueTest = unsafe { std::mem::zeroed() };
+        g.cpus = cpus;
+        g.task = task;
+        g.weight = WEIGHT;
+        g.nr_events = events.len() as u32;
+        g.events[..events.len()].copy_from_slice(events);
+        self.skel
+            .progs
+            .glue_run
+            .test_run(bpf_intf::test_run_input(&mut g))
+            .expect("BPF_PROG_TEST_RUN of glue_run");
+        assert_eq!(g.error, 0, "glue_run refused its input");
+        g
+    }
+}
+
+fn bytes<T>(v: &T) -> &[u8] {
+    // SAFETY: bindgen structs of integers; reading their bytes is sound.
+    unsafe { std::slice::from_raw_parts((v as *const T).cast::<u8>(), std::mem::size_of::<T>()) }
+}
+
+/// A task attribute change while the task runs on CPU 0, made from CPU 1
+/// (sched_setaffinity(), setpriority(), a cgroup move): the kernel calls
+/// stopping(p, false), quiescent(SAVE), runnable(RESTORE), running(p) on
+/// CPU 1 with CPU 0's rq locked. They carry no information: CPU 1's state
+/// must not change, the task's signal must stay on CPU 0's clock and end
+/// up exactly as if the change had not happened.
+#[test]
+fn remote_callbacks_leave_both_cpus_and_the_task_alone() {
+    let glue = Glue::load();
+    // CPU 1's clock reads 3 s ahead of CPU 0's, and it is idle.
+    let cpus = [cpu(L, false, 1024), cpu(L + 3_000_000_000, false, 1024)];
+    let local = [
+        ev(L, RUNNING, 0, 0, 0),
+        ev(L + 4_000_000, TICK, 0, 0, 0),
+        ev(L + 8_000_000, TICK, 0, 0, 0),
+    ];
+    let remote_at = L + 3_000_000_000 + 5_000_000;
+    let with_change = [
+        local[0],
+        local[1],
+        ev(remote_at, STOPPING, 1, 0, 0),
+        ev(remote_at, QUIESCENT, 1, 0, 0),
+        ev(remote_at + 500, RUNNABLE, 1, 0, 0),
+        ev(remote_at + 1000, RUNNING, 1, 0, 0),
+        local[2],
+    ];
+    let want = glue.run(cpus, new_task(), &local);
+    let got = glue.run(cpus, new_task(), &with_change);
+    assert_eq!(got.task.cpu, 0, "the task's signal left CPU 0's clock");
+    assert_eq!(
+        bytes(&got.cpus[1]),
+        bytes(&cpus[1]),
+        "a remote callback wrote the executing CPU's util state"
+    );
+    assert_eq!(
+        bytes(&got.cpus[0]),
+        bytes(&want.cpus[0]),
+        "CPU 0's state differs"
+    );
+    assert_eq!(
+        bytes(&got.task),
+        bytes(&want.task),
+        "the task's signal differs"
+    );
+    // 8 ms of running from a period boundary on a full-speed clock.
+    assert_eq!(got.task.avg.last_update_time, L + (8_000_000 >> 10 << 10));
+}
+
+/// A task migrates to a CPU whose clock reads behind the one it left
+/// (scx_bpf_now() is monotonic per CPU only): the time in between is 0,
+/// not 2^64 - 500 us, so the signal carries over as it was.
+#[test]
+fn migration_to_a_cpu_whose_clock_is_behind_keeps_the_signal() {
+    let glue = Glue::load();
+    let t0 = L;
+    // CPU 1 reads 1 ms behind CPU 0.
+    let cpus = [cpu(t0, false, 1024), cpu(t0 - 1_000_000, false, 1024)];
+    let left = t0 + 100_000_000;
+    let events = [
+        ev(t0, RUNNING, 0, 0, 0),
+        ev(left, STOPPING, 0, 0, 1),
+        // Runs on CPU 1 at CPU 1's "left - 500 us" (= CPU 0's left + 500 us).
+        ev(left - 500_000, RUNNING, 1, 1, 0),
+    ];
+    let g = glue.run(cpus, new_task(), &events);
+    let before = g.util[1];
+    // 100 ms of running from 0: util about 1024 * (1 - y^97) = 895.
+    assert!(before > 850, "util after 100 ms of running: {before}");
+    assert_eq!(g.task.cpu, 1);
+    assert_eq!(
+        g.util[2], before,
+        "util changed over 0 ns between CPUs: {before} -> {}",
+        g.util[2]
+    );
+}
+
+/// A task wakes on a CPU that another task keeps busy at 1/4 of freq_max:
+/// the CPU's PELT clock runs at 1/4 speed. 800 units (of 1024 ns) of wall
+/// time asleep then 1200 units waiting are 200 PELT units asleep and 300
+/// waiting. From a period boundary with empty sums, nothing decays, and
+/// the sums are the definition's: load_sum = 300 (units runnable),
+/// runnable_sum = 300 << 10, util_sum = 0 (it never ran).
+#[test]
+fn wait_is_measured_on_the_pelt_clock() {
+    let glue = Glue::load();
+    let wall0 = 5_000_000_000u64;
+    let mut c0 = cpu(wall0, true, 256);
+    c0.clock.clock_pelt = L;
+    c0.avg.last_update_time = L;
+    let mut task = new_task();
+    task.cpu = 0;
+    task.updated_at = wall0;
+    task.avg.last_update_time = L;
+    let cpus = [c0, cpu(0, false, 1024)];
+    let events = [
+        ev(wall0 + 800 * 1024, RUNNABLE, 0, 0, 1),
+        ev(wall0 + 2000 * 1024, RUNNING, 0, 0, 0),
+    ];
+    let g = glue.run(cpus, task, &events);
+    let a = g.task.avg;
+    assert_eq!(
+        (
+            a.last_update_time,
+            a.period_contrib,
+            a.load_sum,
+            a.runnable_sum,
+            a.util_sum
+        ),
+        (L + 500 * 1024, 500, 300, 300 << 10, 0)
+    );
+}
+
+/// util_est takes a sample when the task sleeps (util_est_update() with
+/// task_sleep, on a DEQUEUE_SLEEP dequeue), not when it is dequeued to
+/// change an attribute and put back (DEQUEUE_SAVE): sched_ext calls
+/// stopping(p, false) for both and tells them apart in quiescent().
+#[test]
+fn util_est_is_sampled_on_sleep_only() {
+    let glue = Glue::load();
+    let t0 = L;
+    let cpus = [cpu(t0, false, 1024), cpu(t0, false, 1024)];
+    let t1 = t0 + 50_000_000;
+    let events = [
+        ev(t0, RUNNING, 0, 0, 0),
+        // setpriority() on itself: a save/restore dequeue, local.
+        ev(t1, STOPPING, 0, 0, 0),
+        ev(t1, QUIESCENT, 0, 0, 0),
+        ev(t1, RUNNABLE, 0, 0, 0),
+        ev(t1, RUNNING, 0, 0, 0),
+        // Sleeps.
+        ev(t1 + 10_000_000, STOPPING, 0, 0, 0),
+        ev(t1 + 10_000_000, QUIESCENT, 0, 0, 1),
+    ];
+    let g = glue.run(cpus, new_task(), &events);
+    assert!(g.util[4] > 0);
+    assert_eq!(
+        g.util_est[4] & !UNCHANGED,
+        0,
+        "util_est sampled on a save/restore dequeue"
+    );
+    // The first sample jumps to util_avg (util_est_update(): ewma <= dequeued).
+    assert_eq!(g.util_est[6], g.util[6] as u32 | UNCHANGED);
+}
+
+/// A CPU that goes idle saturated, then stays idle: update_idle() keeps
+/// the CPU's PELT clock on the task clock, as the kernel's idle rq does,
+/// and the executing CPU's state only (here == the CPU).
+#[test]
+fn idle_cpu_clock_follows_the_task_clock() {
+    let glue = Glue::load();
+    let cpus = [cpu(L, true, 1024), cpu(L, false, 1024)];
+    let events = [
+        ev(L + 10_000_000, IDLE, 0, 0, 1),
+        ev(L + 30_000_000, IDLE, 0, 0, 0),
+    ];
+    let g = glue.run(cpus, new_task(), &events);
+    assert_eq!(g.cpus[0].clock.clock_pelt, L + 30_000_000);
+    assert_eq!(g.cpus[0].clock.clock_task, L + 30_000_000);
+    assert_eq!(g.cpus[0].busy, 0);
+    assert_eq!(bytes(&g.cpus[1]), bytes(&cpus[1]));
+}
