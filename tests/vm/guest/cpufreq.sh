@@ -21,12 +21,10 @@ hogs() {
 	done
 }
 
-# Injected util drives the real BPF target and deadband code in the
-# running kernel: exact request counts per CPU for each stage of the
-# deadband, a hot-swap of the deadband under load, and both fixed targets.
-case_cpufreq_injected_util_deadband() {
-	local policy=$VM_OUT/deadband.toml log=$VM_OUT/cpufreq_inject.sched.log
-	cat >"$policy" <<-'EOF'
+# deadband_policy FILE DOWN_HOLD_US: a policy with every deadband stage on,
+# for injected util at freq_max 1000 MHz.
+deadband_policy() {
+	cat >"$1" <<-EOF
 		[freq]
 		max = 1000
 		[cpufreq]
@@ -35,8 +33,16 @@ case_cpufreq_injected_util_deadband() {
 		floor = true
 		band = 32
 		interval_us = 1000
-		down_hold_us = 100000
+		down_hold_us = $2
 	EOF
+}
+
+# Injected util drives the real BPF target and deadband code in the
+# running kernel: exact request counts per CPU for each stage of the
+# deadband, a hot-swap of the deadband under load, and both fixed targets.
+case_cpufreq_injected_util_deadband() {
+	local policy=$VM_OUT/deadband.toml log=$VM_OUT/cpufreq_inject.sched.log
+	deadband_policy "$policy" 100000
 	start_sched "$log" --test-freq-inject 1000 --test-util-inject --policy "$policy" || return 1
 	local seq0 pids
 	seq0=$(enable_seq)
@@ -167,17 +173,7 @@ assert m["cpufreq_hint_cpus"] == 0, m["cpufreq_hint_cpus"]
 # mode keeps 1024 through idle. The stats show the new counter.
 case_cpufreq_idle_drops_target() {
 	local policy=$VM_OUT/idle.toml log=$VM_OUT/cpufreq_idle.sched.log
-	cat >"$policy" <<-'EOF2'
-		[freq]
-		max = 1000
-		[cpufreq]
-		# fmin 400 of freq_max 1000 MHz: floor at util 410.
-		min_mhz = 400
-		floor = true
-		band = 32
-		interval_us = 1000
-		down_hold_us = 1000000
-	EOF2
+	deadband_policy "$policy" 1000000
 	start_sched "$log" --test-freq-inject 1000 --test-util-inject --policy "$policy" || return 1
 	local seq0
 	seq0=$(enable_seq)
