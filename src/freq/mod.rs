@@ -12,6 +12,9 @@ mod source;
 mod sysfs;
 mod table;
 
+#[cfg(test)]
+mod bpf_tests;
+
 pub use choice::{FreqMax, MHZ_RANGE};
 pub use governor::Governors;
 pub use list::print_list;
