@@ -27,6 +27,8 @@
 #ifndef __CADENCE_FREQ_BPF_H
 #define __CADENCE_FREQ_BPF_H
 
+#include "freq_ratio.bpf.h"
+
 /* enum cadence_freq_source: chosen by the loader before the load. */
 const volatile u32 freq_source = CADENCE_FREQ_NONE;
 
@@ -75,42 +77,6 @@ static __always_inline bool freq_read_counters(u64 *aperf, u64 *mperf)
 	return true;
 }
 
-/*
- * scale_freq_tick(): freq_scale = (dAPERF << 20) / (dMPERF * max_ratio),
- * where max_ratio = freq_max / base x1024 and MPERF counts at the base
- * frequency. An overflow or a zero gives no ratio (false); above 1024 the
- * CPU ran faster than freq_max and the ratio is clamped (counted).
- */
-static __always_inline bool freq_from_counts(struct cadence_cpu_util *cu, u64 acnt, u64 mcnt,
-					     u32 max_ratio)
-{
-	u64 scale, limit;
-
-	/* check_shl_overflow(acnt, 2 * SCHED_CAPACITY_SHIFT) */
-	if (acnt >> (64 - 2 * CADENCE_CAP_SHIFT))
-		return false;
-	acnt <<= 2 * CADENCE_CAP_SHIFT;
-	/* check_mul_overflow(mcnt, max_ratio) || !mcnt */
-	if (!mcnt || !max_ratio)
-		return false;
-	limit = ~0ULL / max_ratio;
-	/* Else clang folds the test into a 128-bit multiply BPF lacks. */
-	barrier_var(limit);
-	if (mcnt > limit)
-		return false;
-	mcnt *= max_ratio;
-	scale = acnt / mcnt;
-	if (!scale)
-		return false;
-	cu->freq_ticks++;
-	if (scale > CADENCE_CAP_SCALE) {
-		scale = CADENCE_CAP_SCALE;
-		cu->freq_clamped++;
-	}
-	cu->freq_scale = scale;
-	return true;
-}
-
 /* arch_scale_freq_tick(): refresh this CPU's ratio from its source. */
 static __always_inline void freq_tick(struct cadence_cpu_util *cu, s32 cpu,
 				      const struct cadence_policy *pol)
@@ -131,7 +97,9 @@ static __always_inline void freq_tick(struct cadence_cpu_util *cu, s32 cpu,
 		cu->aperf = aperf;
 		cu->mperf = mperf;
 		/* The first reading only sets the baseline. */
-		if (!first && !freq_from_counts(cu, acnt, mcnt, pol->freq_max_ratio))
+		if (!first &&
+		    !freq_from_counts(cu, acnt, mcnt,
+				      freq_cpu_max_ratio(pol->freq_max_ratio, cu->cpu_cap, cpu)))
 			cu->freq_errors++;
 		return;
 	case CADENCE_FREQ_CPUPERF:

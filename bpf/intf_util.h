@@ -231,4 +231,22 @@ struct cadence_glue_test {
 	u32 util_est[CADENCE_GLUE_TEST_EVENTS];
 };
 
+/*
+ * One APERF/MPERF tick of freq_ratio.bpf.h on the host (pelt_test.bpf.c,
+ * freq_run): counter deltas in, the CPU's ratio and counters out.
+ */
+struct cadence_freq_test {
+	u64 acnt;
+	u64 mcnt;
+	u32 freq_max_ratio;
+	u32 cpu_cap;
+	s32 cpu;
+	u32 freq_scale;
+	u64 freq_ticks;
+	u64 freq_clamped;
+	/* 1: freq_from_counts() gave no ratio. */
+	u32 no_ratio;
+	s32 error;
+};
+
 #endif /* __CADENCE_INTF_UTIL_H */

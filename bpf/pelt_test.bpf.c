@@ -25,6 +25,7 @@
 #include "intf.h"
 #include "pelt.bpf.h"
 #include "util_glue.bpf.h"
+#include "freq_ratio.bpf.h"
 
 char _license[] SEC("license") = "GPL";
 
@@ -221,6 +222,30 @@ int decay_run(struct cadence_decay_test *ctx)
 #pragma unroll
 	for (i = 0; i < CADENCE_DECAY_TEST_CALLS; i++)
 		ctx->out[i] = d->out[i];
+	ctx->error = 0;
+	return 0;
+}
+
+/*
+ * One tick's ratio, as freq_tick() computes it for the APERF/MPERF and
+ * inject sources, for CPU @cpu with capacity @cpu_cap; cpu_freq_max_scale[]
+ * is set in .rodata by the test before the load.
+ */
+SEC("syscall")
+int freq_run(struct cadence_freq_test *ctx)
+{
+	struct cadence_cpu_util cu = {};
+	u32 ratio;
+
+	if (ctx->cpu < 0 || ctx->cpu >= CADENCE_MAX_CPUS) {
+		ctx->error = -22;
+		return 0;
+	}
+	ratio = freq_cpu_max_ratio(ctx->freq_max_ratio, ctx->cpu_cap, ctx->cpu);
+	ctx->no_ratio = !freq_from_counts(&cu, ctx->acnt, ctx->mcnt, ratio);
+	ctx->freq_scale = cu.freq_scale;
+	ctx->freq_ticks = cu.freq_ticks;
+	ctx->freq_clamped = cu.freq_clamped;
 	ctx->error = 0;
 	return 0;
 }

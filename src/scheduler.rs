@@ -121,6 +121,16 @@ impl<'a> Scheduler<'a> {
         for (llc, n) in llcs.llc_nr_cpus.iter().enumerate() {
             rodata.llc_nr_cpus[llc] = *n;
         }
+        // Hybrid parts: each CPU's APERF/MPERF against its own maximum
+        // (bpf/freq_ratio.bpf.h).
+        let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+        let hybrid = freq::probe_hybrid(Path::new("/sys"), &cpuinfo, &cpus);
+        info!("{}", hybrid.note);
+        for &(cpu, scale) in &hybrid.scale {
+            if let Some(slot) = rodata.cpu_freq_max_scale.get_mut(cpu) {
+                *slot = scale;
+            }
+        }
 
         // With the aperf source, a kernel whose verifier refuses the
         // APERF/MPERF reads refuses the whole program: keep its log quiet

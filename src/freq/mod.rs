@@ -6,14 +6,19 @@
 
 pub mod choice;
 mod governor;
+mod hybrid;
 mod list;
 mod msr;
 mod source;
 mod sysfs;
 mod table;
 
+#[cfg(test)]
+mod bpf_tests;
+
 pub use choice::{FreqMax, MHZ_RANGE};
 pub use governor::Governors;
+pub use hybrid::probe as probe_hybrid;
 pub use list::print_list;
 pub use source::{FreqSource, SourceKind, refusal_reason, retry_without};
 pub use table::FreqTable;

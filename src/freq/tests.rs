@@ -317,3 +317,33 @@ fn no_aperfmperf_means_no_kernel_ratio() {
     t.check_kernel_invariance(true, "flags\t\t: fpu constant_tsc aperfmperf tsc\n");
     assert_eq!(t.kernel_ref_mhz, Some(3700));
 }
+
+#[test]
+fn hybrid_e_cores_get_their_own_maximum_over_the_highest() {
+    use super::hybrid::probe;
+    let cpus: Vec<usize> = (0..20).collect();
+    // round(3500 x 1024 / 4700) = round(762.55) = 763; P-cores 1024.
+    let want: Vec<(usize, u16)> = (0..20)
+        .map(|c| (c, if c < 12 { 1024 } else { 763 }))
+        .collect();
+    let h = probe(&fixture("hybrid-adl"), "", &cpus);
+    assert_eq!(h.scale, want, "{}", h.note);
+    assert!(h.note.contains("8 CPUs"), "{}", h.note);
+    // No cpu_capacity files: the hybrid_cpu flag decides.
+    let flags = "processor\t: 0\nflags\t\t: fpu aperfmperf hybrid_cpu\n";
+    let h = probe(&fixture("hybrid-adl-nocap"), flags, &cpus);
+    assert_eq!(h.scale, want, "{}", h.note);
+    // Maxima that differ without either sign are not hybrid.
+    let h = probe(
+        &fixture("hybrid-adl-nocap"),
+        "flags\t: fpu aperfmperf\n",
+        &cpus,
+    );
+    assert!(h.scale.is_empty(), "{}", h.note);
+    // One kind of core: nothing to do.
+    let h = probe(&fixture("hybrid-adl"), flags, &(0..12).collect::<Vec<_>>());
+    assert!(h.scale.is_empty(), "{}", h.note);
+    // No cpufreq at all.
+    let h = probe(&fixture("amd-cppc"), flags, &cpus);
+    assert!(h.scale.is_empty(), "{}", h.note);
+}
