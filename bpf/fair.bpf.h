@@ -25,28 +25,34 @@
  * (task_ctx.queue). Queued into another one, it keeps its lag: its vtime is
  * moved by the difference of the two frontiers, as CFS moves vruntime by
  * the min_vruntime of the old and the new runqueue on migration. Lag is
- * bounded both ways at every enqueue, relative to the queue it goes into:
- *   - no task is queued more than slice_lag_ns behind the frontier, so
- *     sleeping banks no more than one lag's worth of priority;
+ * bounded both ways around that queue's frontier at every wake-up, at every
+ * enqueue (relative to the queue it goes into), and whenever a CPU weighs
+ * letting its task run on (a task woken onto an idle CPU was never queued):
+ *   - no task is more than slice_lag_ns behind the frontier, so sleeping
+ *     banks no more than one lag's worth of priority;
  *   - no task is queued further ahead of it than two full slices plus one
  *     tick of overrun (sched_ext enforces slices at the tick), scaled by the
  *     task's weight, as EEVDF's update_entity_lag() bounds lag. That bound
  *     is never reached by tasks that only run their slices, so weights stay
  *     exact; it caps what a task can carry over from anything else.
  * A task that keeps up with its queue never meets either bound, so weights
- * are exact among the tasks of each queue.
+ * are exact among the tasks of each queue. (Not quite while the head of an
+ * LLC queue may not run on the CPUs serving it: move_to_local() skips it,
+ * the frontier waits at its vtime, and later tasks meet the upper bound.)
  *
  * Between the heads of two queues (a CPU's own and its LLC's), vtimes are
  * in different frames and say nothing about which is due: the CPU takes the
  * head that has waited longer (p->scx.runnable_at, the clock of the kernel's
  * watchdog), then the one further behind its frontier. A running task whose
- * slice ended yields to any task waiting in the other queue. So no queue
- * waits on another for more than a slice each time, however their
- * frontiers move.
+ * slice ended yields to any task waiting in the other queue. So a queue's
+ * head waits on the other queue only for tasks that have waited longer,
+ * however the frontiers move.
  *
  * Busy LLCs balance (llc_to_balance()): stealing when idle never moves a
  * task between busy LLCs, and without it N tasks on one LLC and one on
- * another would stay N:1.
+ * another would stay N:1. A busier LLC's head is taken by the same rule,
+ * only when it has waited longer than both local heads, so balancing never
+ * keeps a CPU from its own queues.
  *
  * Slices shrink as load grows: slice_max_ns divided among the tasks waiting
  * for this CPU, never below slice_min_ns, like EEVDF's latency period; and
@@ -110,7 +116,12 @@ static __always_inline u64 frontier(u64 dsq)
 	return f ? *f : 0;
 }
 
-/* A CPU took work with @vtime from the head of @dsq: move its frontier up. */
+/*
+ * A CPU took work with @vtime from the head of @dsq: move its frontier up.
+ * Not atomic: CPUs taking from one LLC queue at once can lose an update,
+ * and the frontier then goes back by at most the spread of the heads they
+ * took, which the next take makes good.
+ */
 static __always_inline void advance_frontier(u64 dsq, u64 vtime)
 {
 	u64 *f = frontier_of(dsq);
@@ -169,9 +180,10 @@ static __always_inline void charge_vtime(struct task_struct *p, struct task_ctx 
 static __always_inline bool clamp_lagging_vtime(const struct cadence_policy *pol,
 						struct task_ctx *tctx, u64 front)
 {
+	/* Signed differences: right across wrap-around and near 0. */
 	u64 floor = front - pol->slice_lag_ns;
 
-	if (front > pol->slice_lag_ns && vtime_before(tctx->vtime, floor)) {
+	if (vtime_before(tctx->vtime, floor)) {
 		tctx->vtime = floor;
 		return true;
 	}
@@ -202,6 +214,25 @@ static __always_inline void rebase_vtime(struct task_ctx *tctx, u64 dsq)
 }
 
 /*
+ * Bound @tctx's lag both ways around the frontier of the queue its vtime is
+ * relative to; true if the lower bound lifted it. A task with no queue yet
+ * starts level with its first one (rebase_vtime()).
+ */
+static __always_inline bool bound_lag(const struct cadence_policy *pol, const struct task_struct *p,
+				      struct task_ctx *tctx)
+{
+	u64 front;
+	bool lifted;
+
+	if (tctx->queue == CADENCE_NO_QUEUE)
+		return false;
+	front = frontier(tctx->queue);
+	lifted = clamp_lagging_vtime(pol, tctx, front);
+	clamp_leading_vtime(pol, p, tctx, front);
+	return lifted;
+}
+
+/*
  * Make @tctx's vtime relative to @dsq, the queue @p is about to go into,
  * and bound its lag both ways; true if the lower bound lifted it.
  */
@@ -209,13 +240,8 @@ static __always_inline bool vtime_for_queue(const struct cadence_policy *pol,
 					    const struct task_struct *p, struct task_ctx *tctx,
 					    u64 dsq)
 {
-	u64 front = frontier(dsq);
-	bool lifted;
-
 	rebase_vtime(tctx, dsq);
-	lifted = clamp_lagging_vtime(pol, tctx, front);
-	clamp_leading_vtime(pol, p, tctx, front);
-	return lifted;
+	return bound_lag(pol, p, tctx);
 }
 
 /* Tasks queued in @dsq, 0 if it does not exist. */
@@ -236,9 +262,10 @@ static __always_inline u64 dsq_queued(u64 dsq)
  * move (this CPU's task queued here, one fewer there) the difference is
  * smaller by 1/cpus_here + 1/cpus_there, so LLCs of two or more CPUs settle
  * where it is below one per CPU, and tasks do not bounce between them.
- * (Between LLCs of one CPU each it does reverse: three tasks on two such
- * CPUs then take turns on both, which is what sharing them fairly takes.)
- * Nearest index first, as idle stealing goes.
+ * (Between LLCs of one CPU each it does reverse, and three tasks on two
+ * such CPUs move at slice ends; the waiting-time rule in dispatch still
+ * serves each CPU's own queues in turn.) Nearest index first, as idle
+ * stealing goes.
  */
 static __always_inline s32 llc_to_balance(u32 llc)
 {

@@ -7,14 +7,17 @@
  * ------
  * Queues. Each LLC has one shared DSQ ordered by virtual time; each CPU has
  * its own vtime DSQ for tasks that can run only there (pinned, or migration
- * disabled). A CPU looking for work takes the earlier of the two heads, then
- * steals from other LLCs, and only then keeps running its previous task.
+ * disabled). Each queue has its own vtime frontier. A CPU whose slice ended
+ * first takes the head of a busier LLC's queue if that one has waited
+ * longest; else its task runs on while first in its own queue and nobody
+ * waits in the CPU's other queue; else it takes the head of its two queues
+ * that has waited longer; idle, it steals from other LLCs.
  *
  * Fairness (fair.bpf.h, weight.bpf.h). Virtual time advances by
  * delta * 1024 / weight with the kernel's own nice-to-weight table, so two
  * tasks competing for one CPU get CPU time in the ratio of their weights.
- * Lag is bounded both ways at enqueue. A task keeps its CPU at the end of a
- * slice only while nobody queued is ahead of it in virtual time.
+ * Lag is bounded both ways around the task's queue's frontier at wake-up,
+ * at enqueue and before a task runs on.
  *
  * Slices (fair.bpf.h) shrink as more tasks wait for a CPU and scale with the
  * task's weight; ops.tick() cuts a running slice short once it has used its
@@ -81,6 +84,25 @@ s32 BPF_STRUCT_OPS(cadence_select_cpu, struct task_struct *p, s32 prev_cpu, u64 
 	return cpu;
 }
 
+/*
+ * A CPU may have gone idle since the search for @p (or a claim was lost)
+ * while @p waits in an LLC queue: wake one @p may use, without claiming it,
+ * or @p waits for a busy CPU's slice to end while that one sleeps. The woken
+ * CPU takes from its LLC's queue or steals, nearest LLC first, as any CPU
+ * about to idle does: not always @p, but one waiting task runs.
+ */
+static __always_inline void kick_idle_for(const struct task_struct *p)
+{
+	const struct cpumask *idle = scx_bpf_get_idle_cpumask();
+	u32 cpu = bpf_cpumask_any_and_distribute(idle, p->cpus_ptr);
+
+	scx_bpf_put_idle_cpumask(idle);
+	if (cpu < scx_bpf_nr_cpu_ids()) {
+		scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+		stat_inc(enq_kick_idle);
+	}
+}
+
 void BPF_STRUCT_OPS(cadence_enqueue, struct task_struct *p, u64 enq_flags)
 {
 	struct task_ctx *tctx = lookup_task_ctx(p);
@@ -121,17 +143,7 @@ void BPF_STRUCT_OPS(cadence_enqueue, struct task_struct *p, u64 enq_flags)
 		stat_inc(enq_lag_floor);
 	scx_bpf_dsq_insert_vtime(p, dsq, task_slice(&pol, p, prev), tctx->vtime, enq_flags);
 	stat_inc(enq_llc);
-	/*
-	 * A CPU may have gone idle since the search above (or a claim was
-	 * lost): wake one the task may use, or the task waits for a busy CPU's
-	 * slice to end while that one sleeps. An idle CPU of another LLC takes
-	 * it by stealing.
-	 */
-	cpu = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
-	if (cpu >= 0) {
-		scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
-		stat_inc(enq_kick_idle);
-	}
+	kick_idle_for(p);
 }
 
 /* A queue a CPU may take its next task from, and its head. */
@@ -225,7 +237,7 @@ static __always_inline void keep_running(const struct cadence_policy *pol, struc
 void BPF_STRUCT_OPS(cadence_dispatch, s32 cpu, struct task_struct *prev)
 {
 	u32 llc = cpu_llc_id(cpu), i;
-	struct queue_head own_q, llc_q, *first, *second, *home, *other = NULL;
+	struct queue_head own_q, llc_q, far_q, *first, *second, *home = NULL, *other = NULL;
 	struct task_ctx *pctx = NULL;
 	struct cadence_policy pol;
 	u64 now = scx_bpf_now();
@@ -238,18 +250,31 @@ void BPF_STRUCT_OPS(cadence_dispatch, s32 cpu, struct task_struct *prev)
 			charge_vtime(prev, pctx, now);
 	}
 
-	/* Another LLC has more waiting per CPU: take from it (prev queues here). */
+	peek_head(&own_q, cpu_dsq(cpu));
+	peek_head(&llc_q, llc_dsq(llc));
+
+	/*
+	 * Another LLC has more waiting per CPU: take its head if it has waited
+	 * longer than both local heads (prev then queues here).
+	 */
 	if (nr_llcs > 1) {
 		busier = llc_to_balance(llc);
-		if (busier >= 0 && take_from(llc_dsq(busier))) {
-			stat_inc(dispatch_balance);
-			return;
+		if (busier >= 0) {
+			peek_head(&far_q, llc_dsq(busier));
+			if (far_q.present && (!own_q.present || head_due_first(&far_q, &own_q)) &&
+			    (!llc_q.present || head_due_first(&far_q, &llc_q)) &&
+			    take_from(far_q.dsq_id)) {
+				stat_inc(dispatch_balance);
+				return;
+			}
 		}
 	}
 
-	peek_head(&own_q, cpu_dsq(cpu));
-	peek_head(&llc_q, llc_dsq(llc));
-	home = pctx ? home_queue(pctx, &own_q, &llc_q, &other) : NULL;
+	if (pctx) {
+		home = home_queue(pctx, &own_q, &llc_q, &other);
+		/* Woken onto an idle CPU, it was never queued: bound it now. */
+		bound_lag(&pol, prev, pctx);
+	}
 	if (pctx && home && other && (!home->present || !vtime_before(home->vtime, pctx->vtime))) {
 		/*
 		 * prev is still first in its own queue: it runs on unless a
@@ -295,6 +320,9 @@ void BPF_STRUCT_OPS(cadence_runnable, struct task_struct *p, u64 enq_flags)
 		return;
 	util_runnable(tctx, scx_bpf_now(), enq_flags);
 	policy_snapshot(&pol);
+	/* select_cpu() may run it without enqueue(): bound its lag here too. */
+	if (bound_lag(&pol, p, tctx))
+		stat_inc(enq_lag_floor);
 	cpufreq_runnable(p, tctx, &pol, enq_flags);
 }
 

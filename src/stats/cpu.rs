@@ -76,7 +76,7 @@ cpu_metrics! {
     place_near_llc: "Small-core order: an idle thread elsewhere in the previous CPU's LLC",
     place_any: "Small-core order: any idle CPU (another LLC)",
     place_busy: "Small-core order: no idle CPU the task may use",
-    enq_lag_floor: "Enqueues that lifted a task (mostly one that slept) to a lag behind its queue's frontier",
+    enq_lag_floor: "Wake-ups or enqueues that lifted a task (mostly one that slept) to a lag behind its queue's frontier",
     dispatch_balance: "Dispatches taken by a busy CPU from an LLC with more waiting per CPU",
     enq_kick_idle: "Idle CPUs woken for a task queued in an LLC DSQ",
 }
