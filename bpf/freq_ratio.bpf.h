@@ -36,11 +36,13 @@ const volatile u16 cpu_freq_max_scale[CADENCE_MAX_CPUS];
 /* The APERF/MPERF divisor of @cpu, whose capacity is @cpu_cap (see above). */
 static __always_inline u32 freq_cpu_max_ratio(u32 max_ratio, u32 cpu_cap, s32 cpu)
 {
-	u32 scale;
+	u32 idx = (u32)cpu, scale;
 
-	if (cpu_cap >= CADENCE_CAP_SCALE || cpu < 0 || cpu >= CADENCE_MAX_CPUS)
+	if (cpu_cap >= CADENCE_CAP_SCALE || idx >= CADENCE_MAX_CPUS)
 		return max_ratio;
-	scale = cpu_freq_max_scale[cpu];
+	/* Masked behind barrier_var() for the verifier, as in topo.bpf.h. */
+	barrier_var(idx);
+	scale = cpu_freq_max_scale[idx & (CADENCE_MAX_CPUS - 1)];
 	if (!scale || scale >= CADENCE_CAP_SCALE)
 		return max_ratio;
 	/* A ratio of 0 would give no frequency at all: keep at least 1. */
