@@ -81,7 +81,7 @@ while True:
     time.sleep(0.008)' &
 	duty_pid=$!
 	sleep 2
-	python3 "$GUEST/perf_follows.py" "$PIN_DIR" "$SCHED"
+	taskset -c 3 python3 "$GUEST/perf_follows.py" "$PIN_DIR" "$SCHED" "$duty_pid"
 	rc=$?
 	kill $hog_pid $duty_pid
 	[ $rc -eq 0 ] || fail "targets do not follow util (see above)" || return 1
