@@ -20,13 +20,13 @@ fn main() {
         .enable_skel("bpf/pelt_test.bpf.c", "pelt_test")
         .build()
         .expect("building the BPF PELT test programs failed");
-    // The same for bpf/perf_policy.bpf.h, the cpufreq target and deadband.
+    // The same for bpf/cpufreq_target.bpf.h, the cpufreq target and deadband.
     scx_cargo::BpfBuilder::new()
         .expect(NO_CLANG)
-        .enable_skel("bpf/perf_test.bpf.c", "perf_test")
+        .enable_skel("bpf/cpufreq_test.bpf.c", "cpufreq_test")
         .build()
         .expect("building the BPF perf test program failed");
-    // And for bpf/place.bpf.h, the small-core placement search.
+    // And for bpf/place_search.bpf.h, the small-core placement search.
     scx_cargo::BpfBuilder::new()
         .expect(NO_CLANG)
         .enable_skel("bpf/place_test.bpf.c", "place_test")

@@ -21,9 +21,9 @@ pin=/sys/fs/bpf/scx_cadence
 counters() {
 	"$sched" stats --format json | python3 -c '
 import json, sys
-p = json.load(sys.stdin)["perf"]
-print(p["perf_issued"], p["perf_supp_deadband"], p["perf_supp_hysteresis"],
-      p["perf_supp_hold"], p["perf_supp_rate"])'
+p = json.load(sys.stdin)["cpufreq"]
+print(p["cpufreq_issued"], p["cpufreq_supp_deadband"], p["cpufreq_supp_hysteresis"],
+      p["cpufreq_supp_hold"], p["cpufreq_supp_rate"])'
 }
 
 # freq_max 1000 MHz over an MPERF rate of 1000 MHz; fmin 400 MHz for the

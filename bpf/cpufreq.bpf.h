@@ -1,17 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * cpufreq hints: each CPU's perf target, chosen by perf_policy.bpf.h from
+ * cpufreq hints: each CPU's perf target, chosen by cpufreq_target.bpf.h from
  * its frequency-invariant util and passed to scx_bpf_cpuperf_set().
  *
  * Where and on which CPU. Only from ops.running(), ops.tick() and, for the
- * floor, ops.update_idle() as the CPU goes idle (perf_idle()), and only
+ * floor, ops.update_idle() as the CPU goes idle (cpufreq_going_idle()), and only
  * for the CPU the code runs on, when that is also the CPU whose rq the
  * kernel locked for the callback (the task's CPU). The kernel ends the
  * scheduler when scx_bpf_cpuperf_set() targets another CPU than the one
  * whose rq lock is held, and schedutil ignores updates that come from a
  * CPU outside the policy; running() on behalf of a remote CPU (a task's
  * attributes changed from elsewhere while it runs there) is skipped. The
- * target is at most CADENCE_PERF_MAX by construction, and clamped again at
+ * target is at most CADENCE_CPUFREQ_MAX by construction, and clamped again at
  * the call, since above 1024 also ends the scheduler.
  *
  * iowait. Nothing here reads p->in_iowait unless the policy's
@@ -20,7 +20,7 @@
 #ifndef __CADENCE_CPUFREQ_BPF_H
 #define __CADENCE_CPUFREQ_BPF_H
 
-#include "perf_policy.bpf.h"
+#include "cpufreq_target.bpf.h"
 
 /* HZ of the running kernel, for the legacy boost's one-tick reset. */
 extern int CONFIG_HZ __kconfig __weak;
@@ -29,16 +29,16 @@ extern int CONFIG_HZ __kconfig __weak;
 #define CADENCE_DEFAULT_HZ 250
 
 /* Test only: read util from util_inject instead of PELT (--test-util-inject). */
-const volatile bool perf_util_inject;
+const volatile bool cpufreq_util_inject;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__type(key, u32);
-	__type(value, struct cadence_cpu_perf);
+	__type(value, struct cadence_cpu_cpufreq);
 	__uint(max_entries, 1);
-} cpu_perf SEC(".maps");
+} cpu_cpufreq SEC(".maps");
 
-/* Test only: per-CPU util values, read when perf_util_inject is set. */
+/* Test only: per-CPU util values, read when cpufreq_util_inject is set. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__type(key, u32);
@@ -60,13 +60,13 @@ static __always_inline u64 tick_ns(void)
  * its sleep gets its frequency back at once, as cpu_util() with util_est
  * gives it in the kernel); the injected value in tests.
  */
-static __always_inline u32 perf_util(const struct cadence_cpu_util *cu, struct task_ctx *tctx)
+static __always_inline u32 cpufreq_util(const struct cadence_cpu_util *cu, struct task_ctx *tctx)
 {
 	struct cadence_util_inject *inj;
 	u32 zero = 0, est;
 	u64 util;
 
-	if (perf_util_inject) {
+	if (cpufreq_util_inject) {
 		inj = bpf_map_lookup_elem(&util_inject, &zero);
 		util = inj ? inj->util : 0;
 	} else {
@@ -83,7 +83,7 @@ static __always_inline void cpufreq_runnable(struct task_struct *task, struct ta
 					     const struct cadence_policy *pol, u64 enq_flags)
 {
 	/* (Not named p: BPF_CORE_READ_BITFIELD() declares a local p.) */
-	if (pol->perf_iowait_boost && (enq_flags & SCX_ENQ_WAKEUP))
+	if (pol->cpufreq_iowait_boost && (enq_flags & SCX_ENQ_WAKEUP))
 		tctx->iowait_wake = BPF_CORE_READ_BITFIELD(task, in_iowait);
 }
 
@@ -96,39 +96,40 @@ static __always_inline void cpufreq_update(struct task_struct *p, struct task_ct
 					   const struct cadence_policy *pol, bool iowait, u64 now)
 {
 	s32 cpu = bpf_get_smp_processor_id();
-	struct cadence_cpu_perf *pc;
+	struct cadence_cpu_cpufreq *pc;
 	u32 zero = 0, target;
 
 	if (scx_bpf_task_cpu(p) != cpu)
 		return;
-	pc = bpf_map_lookup_elem(&cpu_perf, &zero);
+	pc = bpf_map_lookup_elem(&cpu_cpufreq, &zero);
 	if (!pc)
 		return;
 	/* TICK_NSEC is a division: only the legacy boost needs it. */
-	if (perf_evaluate(pc, pol, perf_util(cu, tctx), iowait, now,
-			  pol->perf_iowait_boost ? tick_ns() : 0) != CADENCE_PERF_ISSUED)
+	if (cpufreq_evaluate(pc, pol, cpufreq_util(cu, tctx), iowait, now,
+			     pol->cpufreq_iowait_boost ? tick_ns() : 0) != CADENCE_CPUFREQ_ISSUED)
 		return;
 	target = pc->target;
-	if (target > CADENCE_PERF_MAX)
-		target = CADENCE_PERF_MAX;
+	if (target > CADENCE_CPUFREQ_MAX)
+		target = CADENCE_CPUFREQ_MAX;
 	scx_bpf_cpuperf_set(cpu, target);
 }
 
 /*
  * ops.update_idle(idle = true): this CPU goes idle and asks for its floor
- * (perf_idle()). update_idle() runs on the CPU with its rq locked.
+ * (cpufreq_idle()). update_idle() runs on the CPU with its rq locked.
  */
-static __always_inline void cpufreq_idle(s32 cpu, const struct cadence_policy *pol)
+static __always_inline void cpufreq_going_idle(s32 cpu, const struct cadence_policy *pol)
 {
-	struct cadence_cpu_perf *pc;
+	struct cadence_cpu_cpufreq *pc;
 	u32 zero = 0;
 
 	if (cpu != bpf_get_smp_processor_id())
 		return;
-	pc = bpf_map_lookup_elem(&cpu_perf, &zero);
-	if (!pc || perf_idle(pc, pol) != CADENCE_PERF_ISSUED)
+	pc = bpf_map_lookup_elem(&cpu_cpufreq, &zero);
+	if (!pc || cpufreq_idle(pc, pol) != CADENCE_CPUFREQ_ISSUED)
 		return;
-	scx_bpf_cpuperf_set(cpu, pc->target > CADENCE_PERF_MAX ? CADENCE_PERF_MAX : pc->target);
+	scx_bpf_cpuperf_set(cpu,
+			    pc->target > CADENCE_CPUFREQ_MAX ? CADENCE_CPUFREQ_MAX : pc->target);
 }
 
 #endif /* __CADENCE_CPUFREQ_BPF_H */

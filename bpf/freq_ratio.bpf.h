@@ -1,89 +1,121 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The APERF/MPERF arithmetic of freq.bpf.h, without kfuncs, so that the
- * host tests (pelt_test.bpf.c) run this very code.
+ * The frequency ratio of each CPU, 1024 = running at freq_max, for the
+ * frequency-invariant PELT clock (util.bpf.h). Computed on every tick of
+ * the CPU, from the first source the loader found (enum
+ * cadence_freq_source):
  *
- * Hybrid parts (Intel P- and E-cores). With hybrid capacity scaling on
- * (intel_pstate calls arch_enable_hybrid_capacity_scale() and then
- * arch_set_cpu_capacity() for each CPU, arch/x86/kernel/cpu/aperfmperf.c),
- * the kernel keeps two values per CPU: its capacity (arch_scale_cpu_capacity(),
- * what scx_bpf_cpuperf_cap() returns), relative to the biggest CPU, and
- * its freq_ratio = that CPU's own highest frequency / base, by which
- * scale_freq_tick() divides APERF/MPERF. An E-core at its own maximum thus
- * has freq_scale 1024 and is scaled down once, by its capacity.
- * freq_max_ratio is one value, taken from the P-core's maximum; dividing an
- * E-core's counts by it too scales that E-core a second time. So, when the
- * kernel reports a capacity below 1024 (its hybrid scaling is on), the
- * ratio of CPU @cpu is freq_max_ratio x cpu_freq_max_scale[@cpu] / 1024,
- * where the loader sets cpu_freq_max_scale[] to that CPU's
- * cpuinfo_max_freq / the highest cpuinfo_max_freq, x1024. With a capacity
- * of 1024 (older kernels, hybrid scaling off) the kernel itself uses the
- * one arch_max_freq_ratio for every CPU, and so does this code.
+ * APERF/MPERF: the loader opens the msr PMU's aperf and mperf events on
+ * every CPU and puts them in aperf_events/mperf_events; ops.tick() reads
+ * them on the local CPU with bpf_perf_event_read_value(). The helper is
+ * called from the struct_ops program itself, not from a separate tick
+ * program: since a 2025 change made for sched_ext schedulers,
+ * bpf_base_func_proto(), which sched_ext programs get, returns
+ * bpf_get_perf_event_read_value_proto() for it, and the 7.2 test kernel's
+ * verifier accepts the call in ops.tick() (the scheduler loads there). A
+ * kernel whose verifier refuses it cannot load this scheduler at all.
+ * The formula is the kernel's per-tick one (arch/x86/kernel/cpu/
+ * aperfmperf.c, scale_freq_tick()).
  *
- * The cpuperf source needs no such factor: scx_bpf_cpuperf_cur() is
- * arch_scale_freq_capacity(), per_cpu(arch_freq_scale), which the kernel's
- * scale_freq_tick() already computes against the per-CPU freq_ratio above.
+ * cpuperf: scx_bpf_cpuperf_cur() is the kernel's own ratio against its own
+ * reference frequency; it is rescaled to freq_max.
+ *
+ * inject (tests only): the same formula as APERF/MPERF, on counter values
+ * that a test writes into freq_inject. VMs have no APERF/MPERF, so this is
+ * how the VM tests drive this code in the real kernel.
  */
 #ifndef __CADENCE_FREQ_RATIO_BPF_H
 #define __CADENCE_FREQ_RATIO_BPF_H
 
-/*
- * Per CPU: its cpuinfo_max_freq over the highest of all CPUs, x1024, set by
- * the loader on hybrid parts only (src/freq/hybrid.rs). 0 or 1024: no change.
- */
-const volatile u16 cpu_freq_max_scale[CADENCE_MAX_CPUS];
+#include "freq_ratio_math.bpf.h"
 
-/* The APERF/MPERF divisor of @cpu, whose capacity is @cpu_cap (see above). */
-static __always_inline u32 freq_cpu_max_ratio(u32 max_ratio, u32 cpu_cap, s32 cpu)
+/* enum cadence_freq_source: chosen by the loader before the load. */
+const volatile u32 freq_source = CADENCE_FREQ_NONE;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
+	__uint(key_size, sizeof(u32));
+	__uint(value_size, sizeof(u32));
+	__uint(max_entries, CADENCE_MAX_CPUS);
+} aperf_events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
+	__uint(key_size, sizeof(u32));
+	__uint(value_size, sizeof(u32));
+	__uint(max_entries, CADENCE_MAX_CPUS);
+} mperf_events SEC(".maps");
+
+/* Test only: per-CPU APERF/MPERF values, read when freq_source is inject. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, u32);
+	__type(value, struct cadence_freq_inject);
+	__uint(max_entries, 1);
+} freq_inject SEC(".maps");
+
+/* This CPU's APERF and MPERF, from the events or the test's values. */
+static __always_inline bool freq_ratio_read_counters(u64 *aperf, u64 *mperf)
 {
-	u32 idx = (u32)cpu, scale;
+	struct bpf_perf_event_value a, m;
+	struct cadence_freq_inject *inj;
+	u32 zero = 0;
 
-	if (cpu_cap >= CADENCE_CAP_SCALE || idx >= CADENCE_MAX_CPUS)
-		return max_ratio;
-	/* Masked behind barrier_var() for the verifier, as in topo.bpf.h. */
-	barrier_var(idx);
-	scale = cpu_freq_max_scale[idx & (CADENCE_MAX_CPUS - 1)];
-	if (!scale || scale >= CADENCE_CAP_SCALE)
-		return max_ratio;
-	/* A ratio of 0 would give no frequency at all: keep at least 1. */
-	max_ratio = (u64)max_ratio * scale >> CADENCE_CAP_SHIFT;
-	return max_ratio ? max_ratio : 1;
+	if (freq_source == CADENCE_FREQ_INJECT) {
+		inj = bpf_map_lookup_elem(&freq_inject, &zero);
+		if (!inj)
+			return false;
+		*aperf = inj->aperf;
+		*mperf = inj->mperf;
+		return true;
+	}
+	if (bpf_perf_event_read_value(&aperf_events, BPF_F_CURRENT_CPU, &a, sizeof(a)) ||
+	    bpf_perf_event_read_value(&mperf_events, BPF_F_CURRENT_CPU, &m, sizeof(m)))
+		return false;
+	*aperf = a.counter;
+	*mperf = m.counter;
+	return true;
 }
 
-/*
- * scale_freq_tick(): freq_scale = (dAPERF << 20) / (dMPERF * max_ratio),
- * where max_ratio = freq_max / base x1024 and MPERF counts at the base
- * frequency. An overflow or a zero gives no ratio (false); above 1024 the
- * CPU ran faster than freq_max and the ratio is clamped (counted).
- */
-static __always_inline bool freq_from_counts(struct cadence_cpu_util *cu, u64 acnt, u64 mcnt,
-					     u32 max_ratio)
+/* arch_scale_freq_tick(): refresh this CPU's ratio from its source. */
+static __always_inline void freq_ratio_tick(struct cadence_cpu_util *cu, s32 cpu,
+					    const struct cadence_policy *pol)
 {
-	u64 scale, limit;
+	u64 aperf, mperf, acnt, mcnt, cur;
+	bool first;
 
-	/* check_shl_overflow(acnt, 2 * SCHED_CAPACITY_SHIFT) */
-	if (acnt >> (64 - 2 * CADENCE_CAP_SHIFT))
-		return false;
-	acnt <<= 2 * CADENCE_CAP_SHIFT;
-	/* check_mul_overflow(mcnt, max_ratio) || !mcnt */
-	if (!mcnt || !max_ratio)
-		return false;
-	limit = ~0ULL / max_ratio;
-	/* Else clang folds the test into a 128-bit multiply BPF lacks. */
-	barrier_var(limit);
-	if (mcnt > limit)
-		return false;
-	mcnt *= max_ratio;
-	scale = acnt / mcnt;
-	if (!scale)
-		return false;
-	cu->freq_ticks++;
-	if (scale > CADENCE_CAP_SCALE) {
-		scale = CADENCE_CAP_SCALE;
-		cu->freq_clamped++;
+	switch (freq_source) {
+	case CADENCE_FREQ_APERF:
+	case CADENCE_FREQ_INJECT:
+		if (!freq_ratio_read_counters(&aperf, &mperf)) {
+			cu->freq_errors++;
+			return;
+		}
+		first = !cu->aperf && !cu->mperf;
+		acnt = aperf - cu->aperf;
+		mcnt = mperf - cu->mperf;
+		cu->aperf = aperf;
+		cu->mperf = mperf;
+		/* The first reading only sets the baseline. */
+		if (!first && !freq_ratio_from_counts(
+				      cu, acnt, mcnt,
+				      freq_cpu_max_ratio(pol->freq_max_ratio, cu->cpu_cap, cpu)))
+			cu->freq_errors++;
+		return;
+	case CADENCE_FREQ_CPUPERF:
+		cur = (u64)scx_bpf_cpuperf_cur(cpu) * pol->cpuperf_scale >> CADENCE_CAP_SHIFT;
+		cu->freq_ticks++;
+		if (cur > CADENCE_CAP_SCALE) {
+			cur = CADENCE_CAP_SCALE;
+			cu->freq_clamped++;
+		}
+		/* A ratio of 0 would stop the PELT clock: count it, keep 1/1024. */
+		cu->freq_scale = cur ? cur : 1;
+		return;
+	default:
+		cu->freq_scale = CADENCE_CAP_SCALE;
+		return;
 	}
-	cu->freq_scale = scale;
-	return true;
 }
 
 #endif /* __CADENCE_FREQ_RATIO_BPF_H */

@@ -69,32 +69,32 @@ struct cadence_policy {
 	u32 cpuperf_scale;
 	/* freq_max in MHz (0: unknown), for the dumps and the stats. */
 	u32 freq_max_mhz;
-	/* enum cadence_perf_mode: how each CPU's cpufreq target is chosen. */
-	u32 perf_mode;
+	/* enum cadence_cpufreq_mode: how each CPU's cpufreq target is chosen. */
+	u32 cpufreq_mode;
 	/*
 	 * Total headroom over util in percent, schedutil's own 25% included:
-	 * the target passed on is util x perf_headroom_pct / 125.
+	 * the target passed on is util x cpufreq_headroom_pct / 125.
 	 */
-	u32 perf_headroom_pct;
+	u32 cpufreq_headroom_pct;
 	/*
 	 * freq_max over the frequency a target of 1024 stands for (schedutil
 	 * maps 1024 to cpuinfo_max_freq), x1024: util is relative to freq_max.
 	 */
-	u32 perf_scale;
+	u32 cpufreq_scale;
 	/*
 	 * The pcc-style floor: util below this asks for the minimum target.
 	 * ceil(fmin x 1024 / freq_max), so util < floor <=> util/1024 <
 	 * fmin/freq_max exactly; 0: no floor.
 	 */
-	u32 perf_floor_util;
+	u32 cpufreq_floor_util;
 	/* Hysteresis: the least change of target worth a request (perf units). */
-	u32 perf_band;
+	u32 cpufreq_band;
 	/* 1: emulate schedutil's iowait boost (for comparisons only). */
-	u32 perf_iowait_boost;
+	u32 cpufreq_iowait_boost;
 	/* Least time between two requests on one CPU (ns). */
-	u64 perf_interval_ns;
+	u64 cpufreq_interval_ns;
 	/* How long a lower target must be asked for before it is requested (ns). */
-	u64 perf_down_hold_ns;
+	u64 cpufreq_down_hold_ns;
 	/* enum cadence_place_order: how waking tasks find an idle CPU. */
 	u32 place_order;
 	u32 __pad_place;
@@ -195,7 +195,7 @@ struct cadence_cpu_stats {
 };
 
 #include "intf_util.h"
-#include "intf_perf.h"
+#include "intf_cpufreq.h"
 #include "intf_place.h"
 
 #endif /* __CADENCE_INTF_H */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Utilization tracking (PELT) and CPU frequency: the types and constants
- * shared by BPF (pelt.bpf.h, freq.bpf.h, util.bpf.h), the syscall test
+ * shared by BPF (pelt.bpf.h, freq_ratio.bpf.h, util.bpf.h), the syscall test
  * programs (pelt_test.bpf.c) and the Rust loader, which sees them through
  * bindgen via intf.h. Plain C only.
  */
@@ -232,7 +232,7 @@ struct cadence_glue_test {
 };
 
 /*
- * One APERF/MPERF tick of freq_ratio.bpf.h on the host (pelt_test.bpf.c,
+ * One APERF/MPERF tick of freq_ratio_math.bpf.h on the host (pelt_test.bpf.c,
  * freq_run): counter deltas in, the CPU's ratio and counters out.
  */
 struct cadence_freq_test {
@@ -244,7 +244,7 @@ struct cadence_freq_test {
 	u32 freq_scale;
 	u64 freq_ticks;
 	u64 freq_clamped;
-	/* 1: freq_from_counts() gave no ratio. */
+	/* 1: freq_ratio_from_counts() gave no ratio. */
 	u32 no_ratio;
 	s32 error;
 };

@@ -23,7 +23,7 @@
  * task's weight; ops.tick() cuts a running slice short once it has used its
  * share.
  *
- * Placement (placement.bpf.h). On wake-up: the previous CPU if its core is
+ * Placement (place.bpf.h). On wake-up: the previous CPU if its core is
  * idle, then an idle core (own LLC first), then any idle CPU. Enqueues that
  * did not pass through select_cpu() try the same before queueing.
  *
@@ -31,12 +31,12 @@
  * online or offline ends the scheduler with SCX_ECODE_ACT_RESTART; the
  * loader then re-reads the topology and attaches again.
  *
- * Utilization (util.bpf.h, pelt.bpf.h, freq.bpf.h). Every CPU and task
+ * Utilization (util.bpf.h, pelt.bpf.h, freq_ratio.bpf.h). Every CPU and task
  * carries the kernel's PELT util_avg, made frequency-invariant with a
  * per-CPU ratio that ops.tick() reads from APERF/MPERF (or the kernel's
  * cpuperf); update_idle() tells each CPU's PELT clock when it idles.
  *
- * cpufreq hints (cpufreq.bpf.h, perf_policy.bpf.h). ops.running() and
+ * cpufreq hints (cpufreq.bpf.h, cpufreq_target.bpf.h). ops.running() and
  * ops.tick() turn the local CPU's invariant util into a perf target with
  * the policy's headroom, pass it through the deadband (floor, hysteresis,
  * down hold, rate limit) and hand what survives to scx_bpf_cpuperf_set().
@@ -59,9 +59,9 @@
 #include "weight.bpf.h"
 #include "topo.bpf.h"
 #include "fair.bpf.h"
-#include "placement.bpf.h"
+#include "place.bpf.h"
 #include "pelt.bpf.h"
-#include "freq.bpf.h"
+#include "freq_ratio.bpf.h"
 #include "util.bpf.h"
 #include "cpufreq.bpf.h"
 #include "task_view.bpf.h"
@@ -410,7 +410,7 @@ void BPF_STRUCT_OPS(cadence_update_idle, s32 cpu, bool idle)
 		return;
 	/* An idle CPU holds no frequency up: it asks for its floor. */
 	policy_snapshot(&pol);
-	cpufreq_idle(cpu, &pol);
+	cpufreq_going_idle(cpu, &pol);
 }
 
 s32 BPF_STRUCT_OPS(cadence_init_task, struct task_struct *p, struct scx_init_task_args *args)
@@ -461,9 +461,9 @@ void BPF_STRUCT_OPS(cadence_dump, struct scx_dump_ctx *dctx)
 		     pol.idle_core_first, pol.freq_max_mhz);
 	scx_bpf_dump("  cpufreq: mode=%u headroom=%u%% scale=%u floor_util=%u band=%u "
 		     "interval=%lluns down_hold=%lluns legacy_iowait_boost=%u\n",
-		     pol.perf_mode, pol.perf_headroom_pct, pol.perf_scale, pol.perf_floor_util,
-		     pol.perf_band, pol.perf_interval_ns, pol.perf_down_hold_ns,
-		     pol.perf_iowait_boost);
+		     pol.cpufreq_mode, pol.cpufreq_headroom_pct, pol.cpufreq_scale,
+		     pol.cpufreq_floor_util, pol.cpufreq_band, pol.cpufreq_interval_ns,
+		     pol.cpufreq_down_hold_ns, pol.cpufreq_iowait_boost);
 	bpf_for (llc, 0, nr_llcs) {
 		scx_bpf_dump("  llc %u: cpus=%u queued=%d frontier=%llu\n", llc, llc_cpus(llc),
 			     scx_bpf_dsq_nr_queued(llc_dsq(llc)), frontier(llc_dsq(llc)));
@@ -474,7 +474,7 @@ void BPF_STRUCT_OPS(cadence_dump_cpu, struct scx_dump_ctx *dctx, s32 cpu, bool i
 {
 	s32 queued = scx_bpf_dsq_nr_queued(cpu_dsq(cpu));
 	struct cadence_cpu_util *cu;
-	struct cadence_cpu_perf *pc;
+	struct cadence_cpu_cpufreq *pc;
 	struct cadence_policy pol;
 	u32 zero = 0;
 	u64 gen;
@@ -490,7 +490,7 @@ void BPF_STRUCT_OPS(cadence_dump_cpu, struct scx_dump_ctx *dctx, s32 cpu, bool i
 	if (cu)
 		scx_bpf_dump("  util_avg=%llu freq_scale=%u source=%u cap=%u\n", cu->avg.util_avg,
 			     cu->freq_scale, cu->freq_source, cu->cpu_cap);
-	pc = bpf_map_lookup_percpu_elem(&cpu_perf, &zero, cpu);
+	pc = bpf_map_lookup_percpu_elem(&cpu_cpufreq, &zero, cpu);
 	if (pc)
 		scx_bpf_dump("  perf target=%u util=%u issued=%llu boost=%u\n", pc->target,
 			     pc->util, pc->issued, pc->boost);

@@ -25,7 +25,7 @@
 #include "intf.h"
 #include "pelt.bpf.h"
 #include "util_glue.bpf.h"
-#include "freq_ratio.bpf.h"
+#include "freq_ratio_math.bpf.h"
 
 char _license[] SEC("license") = "GPL";
 
@@ -227,7 +227,7 @@ int decay_run(struct cadence_decay_test *ctx)
 }
 
 /*
- * One tick's ratio, as freq_tick() computes it for the APERF/MPERF and
+ * One tick's ratio, as freq_ratio_tick() computes it for the APERF/MPERF and
  * inject sources, for CPU @cpu with capacity @cpu_cap; cpu_freq_max_scale[]
  * is set in .rodata by the test before the load.
  */
@@ -242,7 +242,7 @@ int freq_run(struct cadence_freq_test *ctx)
 		return 0;
 	}
 	ratio = freq_cpu_max_ratio(ctx->freq_max_ratio, ctx->cpu_cap, ctx->cpu);
-	ctx->no_ratio = !freq_from_counts(&cu, ctx->acnt, ctx->mcnt, ratio);
+	ctx->no_ratio = !freq_ratio_from_counts(&cu, ctx->acnt, ctx->mcnt, ratio);
 	ctx->freq_scale = cu.freq_scale;
 	ctx->freq_ticks = cu.freq_ticks;
 	ctx->freq_clamped = cu.freq_clamped;

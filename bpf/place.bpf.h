@@ -1,337 +1,256 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The small-core placement search (seed 002): which idle CPU a waking task
- * should take, from a bitmap of idle CPUs, a bitmap of the CPUs it may use,
- * its previous CPU and the topology table. Pure: no maps, no kfuncs, so
- * place_test.bpf.c runs this very code on hand-made masks on the host.
- *
- * Best first (enum cadence_place_level):
- *   1. the previous CPU, if its whole small core is idle;
- *   2. a CPU of a fully idle big core in the previous CPU's LLC, the
- *      previous big core first (the previous CPU itself if it is idle);
- *   3. a CPU of a fully idle small core in a busy big core: of the big
- *      cores of the LLC that have one, the one with the most idle threads
- *      (the previous big core on a tie), the previous CPU's small core
- *      first within it;
- *   4. an idle thread next to the previous CPU: of the small cores of its
- *      big core, the one with the most idle threads (its own first on a
- *      tie), then likewise in its LLC;
- *   5. any idle CPU the task may use.
- * Steps 1-4 stay inside the previous CPU's LLC (wake-affine). Step 4
- * departs from "the previous small core first": tasks forked in a row from
- * one parent would otherwise all land on the parent's small core (3 on one
- * SMT4 half and 1 on the other for 4 tasks), where the seed's optimal
- * placement is 2 and 2. With @spread off (the policy's idle_core_first
- * off) steps 1-3 are skipped and step 4 takes the small core with the
- * fewest idle threads instead, packing work onto busy cores.
- *
- * Step 3 weighs big cores by their idle threads: where every thread is its
- * own small core (QEMU, no-L1-sharing machines), "the previous big core
- * first" would stack forked tasks 3 and 1 on two SMT4 cores.
- *
- * A task re-enqueued while it runs (in->leaving) has prev counted idle by
- * the caller and skips step 1, so it leaves a crowded big core for a freer
- * one, and stays (the search returns prev) when nothing is freer.
- *
- * A small core of one thread (no SMT) is fully idle exactly when its CPU
- * is, so steps 1-3 then find any idle CPU and the search degrades to
- * "previous CPU, then any idle CPU in the LLC".
- *
- * The helpers are global functions (__noinline, not static): the verifier
- * checks each once on its own, where inlined nested loops over big cores,
- * small cores and threads exceed its complexity limits. Global functions
- * must check their pointer arguments for NULL.
+ * Idle-CPU selection. With the policy's placement.order = "small_core"
+ * (the default), place_search.bpf.h's small-core search, on the topology table the
+ * loader writes. With "core", the plain order below, on the kernel's
+ * idle-SMT mask (which is the small core only where the kernel's SMT
+ * siblings are, e.g. x86 SMT, not POWER9's interleaved halves as sysfs
+ * shows them). The "core" order, best first:
+ *   1. the previous CPU, if its whole SMT core is idle (warm caches, no
+ *      sibling contention);
+ *   2. a fully idle core in the previous CPU's LLC;
+ *   3. a fully idle core anywhere the task may run;
+ *   4. the previous CPU, if it is idle even though its sibling is busy;
+ *   5. any idle CPU in the previous CPU's LLC;
+ *   6. any idle CPU the task may run on.
+ * With the policy's idle_core_first off, steps 1-3 are skipped: tasks pack
+ * onto idle sibling threads and whole cores stay asleep longer.
+ * Every candidate is claimed with the kernel's idle tracking (test-and-clear),
+ * so two wakers never pick the same idle CPU. Without SMT the idle-SMT mask
+ * equals the idle mask and steps 1-3 already find every idle CPU.
  */
 #ifndef __CADENCE_PLACE_BPF_H
 #define __CADENCE_PLACE_BPF_H
 
+#include "place_search.bpf.h"
+
+/* The machine for the small-core order, written by the loader before attach. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, u32);
+	__type(value, struct cadence_topo);
+	__uint(max_entries, 1);
+} place_topo SEC(".maps");
+
 /*
- * Table indices, masked to the table sizes (powers of two) behind
- * barrier_var() so that clang keeps the mask for the verifier (see
- * topo.bpf.h).
+ * Each CPU's search inputs: too large for the BPF stack. Only the owning
+ * CPU uses its copy, in select_cpu() or enqueue(), which do not nest.
  */
-static __always_inline u32 pl_cpu(u32 i)
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, u32);
+	__type(value, struct cadence_place_in);
+	__uint(max_entries, 1);
+} place_in SEC(".maps");
+
+/* Claims a found CPU at most this often before giving up on the search. */
+#define CADENCE_PLACE_TRIES 3
+
+/* A task that can run on one CPU only, for now or for good. */
+static __always_inline bool task_pinned(const struct task_struct *p)
 {
-	barrier_var(i);
-	return i & (CADENCE_MAX_CPUS - 1);
+	return p->nr_cpus_allowed == 1 || is_migration_disabled(p);
 }
 
-static __always_inline u32 pl_llc(u32 i)
+/* Count the step at which select_cpu() found (or did not find) a CPU. */
+static __always_inline void count_select(enum cadence_select_step step)
 {
-	barrier_var(i);
-	return i & (CADENCE_MAX_LLCS - 1);
-}
-
-/* Bit @cpu of a CPU bitmap. */
-static __always_inline bool pl_bit(const u64 *words, u32 cpu)
-{
-	u32 w = cpu >> 6;
-
-	barrier_var(w);
-	w &= CADENCE_CPU_WORDS - 1;
-	return (words[w] >> (cpu & 63)) & 1;
-}
-
-/* What a small core offers: idle threads the task may use, the first. */
-struct pl_small {
-	s32 first;
-	u32 idle;
-	/* Every thread of the small core is idle (usable or not). */
-	bool whole;
-};
-
-__noinline int pl_small_scan(const struct cadence_topo *t, const struct cadence_place_in *in, u32 s,
-			     struct pl_small *out)
-{
-	u32 n, i, cpu;
-
-	if (!t || !in || !out)
-		return -1;
-	n = t->small_nr_cpus[pl_cpu(s)];
-	out->first = -1;
-	out->idle = 0;
-	out->whole = true;
-	if (n > CADENCE_MAX_SMT)
-		n = CADENCE_MAX_SMT;
-	bpf_for (i, 0, n) {
-		barrier_var(i);
-		cpu = t->small_cpus[pl_cpu(s)][i & (CADENCE_MAX_SMT - 1)];
-		if (!pl_bit(in->idle, cpu)) {
-			out->whole = false;
-			continue;
-		}
-		if (!pl_bit(in->allowed, cpu))
-			continue;
-		if (out->first < 0)
-			out->first = cpu;
-		out->idle++;
+	switch (step) {
+	case CADENCE_SELECT_PREV_CORE:
+		stat_inc(select_prev_core);
+		break;
+	case CADENCE_SELECT_LLC_CORE:
+		stat_inc(select_llc_core);
+		break;
+	case CADENCE_SELECT_ANY_CORE:
+		stat_inc(select_any_core);
+		break;
+	case CADENCE_SELECT_PREV_CPU:
+		stat_inc(select_prev_cpu);
+		break;
+	case CADENCE_SELECT_LLC_CPU:
+		stat_inc(select_llc_cpu);
+		break;
+	case CADENCE_SELECT_ANY_CPU:
+		stat_inc(select_any_cpu);
+		break;
+	default:
+		stat_inc(select_busy);
+		break;
 	}
-	return 0;
 }
 
-/* A CPU of big core @b if all of it is idle, else -1. */
-__noinline s32 pl_idle_big(const struct cadence_topo *t, const struct cadence_place_in *in, u32 b)
+/* Count the level at which the small-core search ended. */
+static __always_inline void count_place(u32 level)
 {
-	struct pl_small sc;
-	u32 first, n, i;
-	s32 cpu = -1;
+	switch (level) {
+	case CADENCE_PLACE_PREV_SMALL:
+		stat_inc(place_prev_small);
+		break;
+	case CADENCE_PLACE_IDLE_BIG:
+		stat_inc(place_idle_big);
+		break;
+	case CADENCE_PLACE_IDLE_SMALL:
+		stat_inc(place_idle_small);
+		break;
+	case CADENCE_PLACE_NEAR_SMALL:
+		stat_inc(place_near_small);
+		break;
+	case CADENCE_PLACE_NEAR_BIG:
+		stat_inc(place_near_big);
+		break;
+	case CADENCE_PLACE_NEAR_LLC:
+		stat_inc(place_near_llc);
+		break;
+	case CADENCE_PLACE_ANY:
+		stat_inc(place_any);
+		break;
+	default:
+		stat_inc(place_busy);
+		break;
+	}
+}
 
+/*
+ * Copy the first words of a kernel cpumask covering the machine's CPUs,
+ * zeroing the rest; false if it cannot be read.
+ */
+static __always_inline bool mask_words(u64 *words, const struct cpumask *mask, u32 nr_words)
+{
+	u32 size = nr_words * sizeof(u64);
+
+	__builtin_memset(words, 0, CADENCE_CPU_WORDS * sizeof(u64));
+	if (size > CADENCE_CPU_WORDS * sizeof(u64))
+		size = CADENCE_CPU_WORDS * sizeof(u64);
+	return !bpf_probe_read_kernel(words, size, mask);
+}
+
+/*
+ * The small-core order (place_search.bpf.h) on the kernel's own idle mask, which
+ * knows of every CPU claimed with scx_bpf_test_and_clear_cpu_idle() at
+ * once: a found CPU is claimed, and if another waker got it first, the
+ * search runs again without it.
+ *
+ * A task re-enqueued while it still runs (its slice ended) frees its CPU
+ * if it moves, so that CPU counts as idle in the search; if the search
+ * still picks it, the task stays (-EBUSY: queued, and its CPU dispatches
+ * it next). Without this a transient task on its small core makes the
+ * other one look freer, and a CPU-bound task hops between small cores.
+ */
+static s32 pick_small_core(const struct cadence_policy *pol, struct task_struct *p, s32 prev_cpu,
+			   bool record)
+{
+	const struct cadence_topo *t;
+	struct cadence_place_in *in;
+	const struct cpumask *idle;
+	u32 zero = 0, level = CADENCE_PLACE_BUSY, nr_words, i;
+	s32 cpu = -EBUSY;
+	bool ok, leaving;
+
+	t = bpf_map_lookup_elem(&place_topo, &zero);
+	in = bpf_map_lookup_elem(&place_in, &zero);
 	if (!t || !in)
-		return -1;
-	first = t->big_first_small[pl_cpu(b)];
-	n = t->big_nr_small[pl_cpu(b)];
-	bpf_for (i, 0, n) {
-		if (pl_small_scan(t, in, first + i, &sc) || !sc.whole)
-			return -1;
+		return -ENOENT;
+	nr_words = (t->nr_cpus + 63) / 64;
+	idle = scx_bpf_get_idle_cpumask();
+	ok = mask_words(in->idle, idle, nr_words);
+	scx_bpf_put_idle_cpumask(idle);
+	if (!ok || !mask_words(in->allowed, p->cpus_ptr, nr_words))
+		goto out;
+	in->prev = prev_cpu;
+	in->spread = pol->idle_core_first;
+	leaving = prev_cpu >= 0 && scx_bpf_task_running(p);
+	in->leaving = leaving;
+	if (leaving)
+		in->idle[(prev_cpu >> 6) & (CADENCE_CPU_WORDS - 1)] |= 1ULL << (prev_cpu & 63);
+	for (i = 0; i < CADENCE_PLACE_TRIES; i++) {
+		cpu = place_search(t, in, &level);
 		if (cpu < 0)
-			cpu = sc.first;
+			break;
+		if (leaving && cpu == prev_cpu) {
+			cpu = -EBUSY;
+			goto out;
+		}
+		if (scx_bpf_test_and_clear_cpu_idle(cpu))
+			goto out;
+		/* Taken meanwhile: search again without it. */
+		in->idle[(cpu >> 6) & (CADENCE_CPU_WORDS - 1)] &= ~(1ULL << (cpu & 63));
+		cpu = -EBUSY;
+		level = CADENCE_PLACE_BUSY;
 	}
+out:
+	if (record)
+		count_place(level);
 	return cpu;
 }
 
-/* A CPU of a fully idle small core of big core @b, else -1. */
-__noinline s32 pl_idle_small_in(const struct cadence_topo *t, const struct cadence_place_in *in,
-				u32 b)
-{
-	struct pl_small sc;
-	u32 first, n, i;
-
-	if (!t || !in)
-		return -1;
-	first = t->big_first_small[pl_cpu(b)];
-	n = t->big_nr_small[pl_cpu(b)];
-	bpf_for (i, 0, n) {
-		if (pl_small_scan(t, in, first + i, &sc))
-			return -1;
-		if (sc.whole && sc.first >= 0)
-			return sc.first;
-	}
-	return -1;
-}
-
 /*
- * Idle threads of big core @b the task may use; *@whole: it has a fully
- * idle small core with such a thread.
+ * Claim an idle CPU for @p near @prev_cpu, or return -EBUSY. With @record,
+ * the step that succeeded (or SELECT_BUSY) is counted in the stats.
  */
-__noinline u32 pl_big_idle(const struct cadence_topo *t, const struct cadence_place_in *in, u32 b,
-			   bool *whole)
+static s32 pick_idle_cpu(const struct cadence_policy *pol, struct task_struct *p, s32 prev_cpu,
+			 bool record)
 {
-	u32 first, n, i, idle = 0;
-	struct pl_small sc;
+	const struct cpumask *idle_smt, *llc;
+	struct bpf_cpumask *llc_allowed;
+	s32 cpu = -EBUSY;
+	enum cadence_select_step outcome = CADENCE_SELECT_BUSY;
 
-	if (!t || !in || !whole)
-		return 0;
-	*whole = false;
-	first = t->big_first_small[pl_cpu(b)];
-	n = t->big_nr_small[pl_cpu(b)];
-	bpf_for (i, 0, n) {
-		if (pl_small_scan(t, in, first + i, &sc))
-			return 0;
-		idle += sc.idle;
-		if (sc.whole && sc.first >= 0)
-			*whole = true;
+	if (task_pinned(p)) {
+		if (scx_bpf_test_and_clear_cpu_idle(prev_cpu))
+			cpu = prev_cpu;
+		outcome = cpu >= 0 ? CADENCE_SELECT_PREV_CPU : CADENCE_SELECT_BUSY;
+		goto out;
 	}
-	return idle;
-}
+	if (pol->place_order == CADENCE_ORDER_SMALL_CORE)
+		return pick_small_core(pol, p, prev_cpu, record);
 
-/* @cpu is idle and the task may use it. */
-static __always_inline bool pl_free(const struct cadence_place_in *in, s32 cpu)
-{
-	return cpu >= 0 && pl_bit(in->idle, cpu) && pl_bit(in->allowed, cpu);
-}
-
-/*
- * Step 4 within big core @b: the idle thread of the small core with the
- * most idle threads (@spread) or the fewest but one (!@spread); small core
- * @pref wins ties, and @prev is taken if it is an idle thread of the
- * chosen one. *@small gets the chosen small core.
- */
-__noinline s32 pl_near_in(const struct cadence_topo *t, const struct cadence_place_in *in, u32 b,
-			  u32 pref, u32 *small)
-{
-	u32 first, n, i, s, best_idle = 0;
-	struct pl_small sc;
-	s32 best = -1;
-	bool better;
-
-	if (!t || !in || !small)
-		return -1;
-	first = t->big_first_small[pl_cpu(b)];
-	n = t->big_nr_small[pl_cpu(b)];
-	bpf_for (i, 0, n) {
-		s = first + i;
-		if (pl_small_scan(t, in, s, &sc) || !sc.idle)
-			continue;
-		if (best < 0)
-			better = true;
-		else if (sc.idle == best_idle)
-			better = s == pref;
-		else
-			better = in->spread ? sc.idle > best_idle : sc.idle < best_idle;
-		if (better) {
-			best = sc.first;
-			best_idle = sc.idle;
-			*small = s;
-		}
+	llc_allowed = this_scratch_mask();
+	llc = llc_cpumask(cpu_llc_id(prev_cpu));
+	if (!llc_allowed || !llc) {
+		scx_bpf_error("cpumasks not initialised");
+		return -ENOENT;
 	}
-	if (best >= 0 && in->prev >= 0 && *small == t->cpu_small[pl_cpu(in->prev)] &&
-	    pl_bit(in->idle, in->prev) && pl_bit(in->allowed, in->prev))
-		return in->prev;
-	return best;
-}
+	bpf_cpumask_and(llc_allowed, p->cpus_ptr, llc);
 
-/* Any idle CPU the task may use, lowest id first, else -1. */
-__noinline s32 pl_any(const struct cadence_topo *t, const struct cadence_place_in *in)
-{
-	u32 w, nr_words;
-	u64 bits;
-
-	if (!t || !in)
-		return -1;
-	nr_words = (t->nr_cpus + 63) / 64;
-	if (nr_words > CADENCE_CPU_WORDS)
-		nr_words = CADENCE_CPU_WORDS;
-	bpf_for (w, 0, nr_words) {
-		barrier_var(w);
-		bits = in->idle[w & (CADENCE_CPU_WORDS - 1)] &
-		       in->allowed[w & (CADENCE_CPU_WORDS - 1)];
-		if (bits)
-			return w * 64 + __builtin_ctzll(bits);
+	idle_smt = scx_bpf_get_idle_smtmask();
+	if (!pol->idle_core_first)
+		goto any_thread;
+	if (bpf_cpumask_test_cpu(prev_cpu, p->cpus_ptr) &&
+	    bpf_cpumask_test_cpu(prev_cpu, idle_smt) && scx_bpf_test_and_clear_cpu_idle(prev_cpu)) {
+		cpu = prev_cpu;
+		outcome = CADENCE_SELECT_PREV_CORE;
+		goto out_put;
 	}
-	return -1;
-}
-
-/*
- * The search: returns the CPU (or -1) and sets *@level to the step that
- * found it (CADENCE_PLACE_BUSY if none).
- */
-__noinline s32 place_search(const struct cadence_topo *t, const struct cadence_place_in *in,
-			    u32 *level)
-{
-	u32 prev_small, prev_big, llc, first_big, nr_big, i, b, s = 0, idle, best_idle;
-	struct pl_small sc;
-	bool whole;
-	s32 cpu;
-
-	if (!t || !in || !level)
-		return -1;
-	*level = CADENCE_PLACE_BUSY;
-	if (in->prev < 0 || (u32)in->prev >= t->nr_cpus ||
-	    t->cpu_small[pl_cpu(in->prev)] == CADENCE_NO_GROUP)
-		goto any;
-	prev_small = t->cpu_small[pl_cpu(in->prev)];
-	prev_big = t->small_big[pl_cpu(prev_small)];
-	llc = t->big_llc[pl_cpu(prev_big)];
-	first_big = t->llc_first_big[pl_llc(llc)];
-	nr_big = t->llc_nr_big[pl_llc(llc)];
-
-	if (in->spread) {
-		/* 1. prev, its whole small core idle. */
-		if (!in->leaving && !pl_small_scan(t, in, prev_small, &sc) && sc.whole &&
-		    pl_bit(in->allowed, in->prev)) {
-			*level = CADENCE_PLACE_PREV_SMALL;
-			return in->prev;
-		}
-		/* 2. A fully idle big core in the LLC, prev's first. */
-		cpu = pl_idle_big(t, in, prev_big);
-		if (cpu >= 0 && pl_free(in, in->prev))
-			cpu = in->prev;
-		bpf_for (i, 0, nr_big) {
-			if (cpu >= 0)
-				break;
-			b = first_big + i;
-			if (b != prev_big)
-				cpu = pl_idle_big(t, in, b);
-		}
-		if (cpu >= 0) {
-			*level = CADENCE_PLACE_IDLE_BIG;
-			return cpu;
-		}
-		/* 3. A fully idle small core, in the freest big core that has one. */
-		best_idle = pl_big_idle(t, in, prev_big, &whole);
-		b = whole ? prev_big : CADENCE_NO_GROUP;
-		if (!whole)
-			best_idle = 0;
-		bpf_for (i, 0, nr_big) {
-			idle = pl_big_idle(t, in, first_big + i, &whole);
-			if (whole && (b == CADENCE_NO_GROUP || idle > best_idle)) {
-				b = first_big + i;
-				best_idle = idle;
-			}
-		}
-		if (b != CADENCE_NO_GROUP) {
-			if (b == prev_big && !pl_small_scan(t, in, prev_small, &sc) && sc.whole &&
-			    pl_free(in, in->prev))
-				cpu = in->prev;
-			else
-				cpu = pl_idle_small_in(t, in, b);
-			if (cpu >= 0) {
-				*level = CADENCE_PLACE_IDLE_SMALL;
-				return cpu;
-			}
-		}
-	}
-	/* 4. An idle thread next to prev: its big core, then its LLC. */
-	cpu = pl_near_in(t, in, prev_big, prev_small, &s);
+	cpu = scx_bpf_pick_idle_cpu(cast_mask(llc_allowed), SCX_PICK_IDLE_CORE);
 	if (cpu >= 0) {
-		*level = s == prev_small ? CADENCE_PLACE_NEAR_SMALL : CADENCE_PLACE_NEAR_BIG;
-		return cpu;
+		outcome = CADENCE_SELECT_LLC_CORE;
+		goto out_put;
 	}
-	bpf_for (i, 0, nr_big) {
-		b = first_big + i;
-		if (b == prev_big)
-			continue;
-		cpu = pl_near_in(t, in, b, CADENCE_NO_GROUP, &s);
-		if (cpu >= 0) {
-			*level = CADENCE_PLACE_NEAR_LLC;
-			return cpu;
-		}
+	cpu = scx_bpf_pick_idle_cpu(p->cpus_ptr, SCX_PICK_IDLE_CORE);
+	if (cpu >= 0) {
+		outcome = CADENCE_SELECT_ANY_CORE;
+		goto out_put;
 	}
-any:
-	/* 5. Anything idle the task may use. */
-	cpu = pl_any(t, in);
-	if (cpu >= 0)
-		*level = CADENCE_PLACE_ANY;
+any_thread:
+	if (bpf_cpumask_test_cpu(prev_cpu, p->cpus_ptr) &&
+	    scx_bpf_test_and_clear_cpu_idle(prev_cpu)) {
+		cpu = prev_cpu;
+		outcome = CADENCE_SELECT_PREV_CPU;
+		goto out_put;
+	}
+	cpu = scx_bpf_pick_idle_cpu(cast_mask(llc_allowed), 0);
+	if (cpu >= 0) {
+		outcome = CADENCE_SELECT_LLC_CPU;
+		goto out_put;
+	}
+	cpu = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
+	outcome = cpu >= 0 ? CADENCE_SELECT_ANY_CPU : CADENCE_SELECT_BUSY;
+out_put:
+	scx_bpf_put_idle_cpumask(idle_smt);
+out:
+	if (record)
+		count_select(outcome);
 	return cpu;
 }
 

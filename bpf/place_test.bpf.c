@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Test-only BPF object: a SEC("syscall") program that runs place.bpf.h,
+ * Test-only BPF object: a SEC("syscall") program that runs place_search.bpf.h,
  * the scheduler's placement search, on a machine written into its
  * place_topo map and on idle/allowed masks given through
  * BPF_PROG_TEST_RUN. It needs no sched_ext; src/topology/place_tests.rs
@@ -11,7 +11,7 @@
 #include <bpf/bpf_helpers.h>
 
 #include "intf.h"
-#include "place.bpf.h"
+#include "place_search.bpf.h"
 
 char _license[] SEC("license") = "GPL";
 

@@ -117,7 +117,7 @@ static __always_inline struct cadence_cpu_util *util_tick(struct task_struct *p,
 
 	if (!cu)
 		return NULL;
-	freq_tick(cu, cpu, pol);
+	freq_ratio_tick(cu, cpu, pol);
 	cu->cpu_cap = scx_bpf_cpuperf_cap(cpu);
 	util_glue_ran(cu, &tctx->util, task_weight(p), cpu, now);
 	return cu;

@@ -4,12 +4,12 @@
 mod bpf_intf;
 mod bpf_skel;
 mod control;
+mod cpufreq;
 mod freq;
 mod instance;
 mod owned;
 #[cfg(test)]
 mod pelt;
-mod perf;
 mod pins;
 mod policy;
 mod preflight;

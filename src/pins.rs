@@ -22,7 +22,7 @@ pub const PINNED_MAPS: &[&str] = &[
     "cpu_stats",
     "cpu_util",
     "freq_inject",
-    "cpu_perf",
+    "cpu_cpufreq",
     "util_inject",
     "place_topo",
 ];
@@ -180,7 +180,7 @@ mod tests {
     #[test]
     fn stale_pins_removed_are_ours_only() {
         let s = Scratch::new("stale-pins");
-        for name in ["policy", "tasks", "other_tool_map", "cpu_perf.bak"] {
+        for name in ["policy", "tasks", "other_tool_map", "cpu_cpufreq.bak"] {
             std::fs::write(s.0.join(name), name).unwrap();
         }
         remove_stale(&s.0).unwrap();
@@ -189,7 +189,7 @@ mod tests {
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .collect();
         left.sort();
-        assert_eq!(left, ["cpu_perf.bak", "other_tool_map"]);
+        assert_eq!(left, ["cpu_cpufreq.bak", "other_tool_map"]);
     }
 
     #[test]

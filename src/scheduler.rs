@@ -24,7 +24,7 @@ use crate::freq::{self, FreqSource, Governors};
 use crate::instance::{InstanceLock, LOCK_FILE};
 use crate::pins::Pins;
 use crate::policy::Live;
-use crate::stats::{self, CpuMetrics, CpuPerf, CpuUtil, Metrics};
+use crate::stats::{self, CpuMetrics, CpuUtil, CpufreqCounters, Metrics};
 use crate::topology::{self, LlcMap};
 
 pub const SCHEDULER_NAME: &str = "scx_cadence";
@@ -110,7 +110,7 @@ impl<'a> Scheduler<'a> {
 
         let rodata = skel.maps.rodata_data.as_mut().unwrap();
         rodata.freq_source = freq_source.kind.to_bpf();
-        rodata.perf_util_inject = opts.test_util_inject;
+        rodata.cpufreq_util_inject = opts.test_util_inject;
         if opts.test_util_inject {
             warn!("test only: cpufreq targets follow util_inject, not PELT");
         }
@@ -122,7 +122,7 @@ impl<'a> Scheduler<'a> {
             rodata.llc_nr_cpus[llc] = *n;
         }
         // Hybrid parts: each CPU's APERF/MPERF against its own maximum
-        // (bpf/freq_ratio.bpf.h).
+        // (bpf/freq_ratio_math.bpf.h).
         let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
         let hybrid = freq::probe_hybrid(Path::new("/sys"), &cpuinfo, &cpus);
         info!("{}", hybrid.note);
@@ -219,15 +219,15 @@ impl<'a> Scheduler<'a> {
     }
 
     /// Each online CPU's cpufreq target and deadband counters.
-    fn cpu_perf(&self) -> Result<BTreeMap<u32, CpuPerf>> {
-        let perf = read_percpu(&self.skel.maps.cpu_perf, "cpu_perf")?;
+    fn cpu_cpufreq(&self) -> Result<BTreeMap<u32, CpufreqCounters>> {
+        let cpufreq = read_percpu(&self.skel.maps.cpu_cpufreq, "cpu_cpufreq")?;
         Ok(self
             .llcs
             .cpu_llc
             .iter()
             .filter_map(|&(cpu, _)| {
-                let raw = stats::parse_raw_perf(perf.get(cpu)?)?;
-                Some((cpu as u32, CpuPerf::from_bpf(&raw)))
+                let raw = stats::parse_raw_cpufreq(cpufreq.get(cpu)?)?;
+                Some((cpu as u32, CpufreqCounters::from_bpf(&raw)))
             })
             .collect())
     }
@@ -239,7 +239,7 @@ impl<'a> Scheduler<'a> {
             self.nr_restarts,
         )
         .with_util(self.cpu_util()?)
-        .with_perf(self.cpu_perf()?);
+        .with_cpufreq(self.cpu_cpufreq()?);
         m.policy = live.current().name.clone();
         m.policy_generation = live.generation();
         m.freq_max_mhz = live
@@ -248,7 +248,7 @@ impl<'a> Scheduler<'a> {
             .ok()
             .and_then(|r| r.mhz)
             .unwrap_or(0) as u64;
-        m.cpufreq = self.governors.summary();
+        m.cpufreq_driver = self.governors.summary();
         m.cpufreq_hint_cpus = self.governors.applied_cpus as u64;
         Ok(m)
     }

@@ -1,4 +1,4 @@
-//! bpf/freq_ratio.bpf.h (the APERF/MPERF tick of freq_tick()), run in the
+//! bpf/freq_ratio_math.bpf.h (the APERF/MPERF tick of freq_ratio_tick()), run in the
 //! host kernel through BPF_PROG_TEST_RUN of freq_run in
 //! bpf/pelt_test.bpf.c, on a hybrid machine. Needs root (CAP_BPF); it does
 //! not need sched_ext.

@@ -1,5 +1,5 @@
 //! Hybrid parts (Intel P- and E-cores): each CPU's highest frequency over
-//! the highest of all CPUs, x1024, for bpf/freq_ratio.bpf.h, which divides
+//! the highest of all CPUs, x1024, for bpf/freq_ratio_math.bpf.h, which divides
 //! an E-core's APERF/MPERF by its own maximum (as the kernel's
 //! arch_set_cpu_capacity() and scale_freq_tick() do) instead of the
 //! P-core's whenever the kernel scales that E-core's capacity.

@@ -63,7 +63,7 @@ impl Resolved {
     /// freq_max / cpuinfo_max_freq x1024: turns util (relative to
     /// freq_max) into a cpuperf target (relative to cpuinfo_max_freq);
     /// 1024 when unknown.
-    pub fn perf_scale(&self, table: &FreqTable) -> u32 {
+    pub fn cpufreq_scale(&self, table: &FreqTable) -> u32 {
         match (self.mhz, table.cpufreq_max_mhz) {
             (Some(m), Some(k)) if k > 0 => ((m as u64 * 1024) / k as u64) as u32,
             _ => 1024,
@@ -74,7 +74,7 @@ impl Resolved {
     pub fn fill(&self, table: &FreqTable, pol: &mut bpf_intf::cadence_policy) {
         pol.freq_max_ratio = self.freq_max_ratio(table);
         pol.cpuperf_scale = self.cpuperf_scale(table);
-        pol.perf_scale = self.perf_scale(table);
+        pol.cpufreq_scale = self.cpufreq_scale(table);
         pol.freq_max_mhz = self.mhz.unwrap_or(0);
     }
 }

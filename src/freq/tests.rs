@@ -124,7 +124,7 @@ fn sysfs_sources_and_their_failures() {
     assert_eq!(t.fmin_mhz(), Some(800));
     // freq_max = base: util 1024 is 2100 MHz, a cpuperf target of 2100/4900.
     let base = t.resolve(FreqMax::Base).unwrap();
-    assert_eq!(base.perf_scale(&t), 2100 * 1024 / 4900);
+    assert_eq!(base.cpufreq_scale(&t), 2100 * 1024 / 4900);
 
     let mut t = FreqTable::default();
     sysfs::read_cpufreq(&fixture("broken-cpufreq"), true, &mut t);

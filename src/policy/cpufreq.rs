@@ -1,11 +1,11 @@
 //! The policy's `[cpufreq]` section: how each CPU's perf target is chosen
-//! and the deadband in front of scx_bpf_cpuperf_set() (bpf/perf_policy.bpf.h
+//! and the deadband in front of scx_bpf_cpuperf_set() (bpf/cpufreq_target.bpf.h
 //! says what each field does there).
 
 use anyhow::{Result, bail};
 use serde::{Deserialize, Serialize};
 
-use super::schema::PERF_MODES;
+use super::schema::CPUFREQ_MODES;
 use crate::bpf_intf;
 use crate::freq::FreqTable;
 
@@ -13,7 +13,7 @@ use crate::freq::FreqTable;
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Cpufreq {
-    /// util, performance or powersave (schema::PERF_MODES).
+    /// util, performance or powersave (schema::CPUFREQ_MODES).
     pub mode: String,
     /// Total headroom over util, percent; 125 is schedutil's.
     pub headroom_pct: u64,
@@ -40,9 +40,9 @@ pub enum FloorOff {
 }
 
 impl Cpufreq {
-    /// enum cadence_perf_mode of `mode` (the schema checked the word).
+    /// enum cadence_cpufreq_mode of `mode` (the schema checked the word).
     fn mode_bpf(&self) -> u32 {
-        PERF_MODES
+        CPUFREQ_MODES
             .iter()
             .position(|m| *m == self.mode)
             .expect("cpufreq.mode was checked when parsed") as u32
@@ -91,20 +91,20 @@ impl Cpufreq {
         fmax_mhz.is_none().then_some(FloorOff::NoFmax)
     }
 
-    /// Fills the policy's perf fields; perf_scale comes with freq_max.
+    /// Fills the policy's perf fields; cpufreq_scale comes with freq_max.
     pub fn fill(
         &self,
         freq: &FreqTable,
         fmax_mhz: Option<u32>,
         pol: &mut bpf_intf::cadence_policy,
     ) -> Result<()> {
-        pol.perf_mode = self.mode_bpf();
-        pol.perf_headroom_pct = self.headroom_pct as u32;
-        pol.perf_floor_util = self.floor_util(freq, fmax_mhz)?;
-        pol.perf_band = self.band as u32;
-        pol.perf_interval_ns = self.interval_us * 1000;
-        pol.perf_down_hold_ns = self.down_hold_us * 1000;
-        pol.perf_iowait_boost = self.legacy_iowait_boost as u32;
+        pol.cpufreq_mode = self.mode_bpf();
+        pol.cpufreq_headroom_pct = self.headroom_pct as u32;
+        pol.cpufreq_floor_util = self.floor_util(freq, fmax_mhz)?;
+        pol.cpufreq_band = self.band as u32;
+        pol.cpufreq_interval_ns = self.interval_us * 1000;
+        pol.cpufreq_down_hold_ns = self.down_hold_us * 1000;
+        pol.cpufreq_iowait_boost = self.legacy_iowait_boost as u32;
         Ok(())
     }
 }

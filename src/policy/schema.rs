@@ -89,7 +89,7 @@ pub const FIELDS: &[Field] = &[
     Field {
         key: "cpufreq.mode",
         kind: Kind::Choice {
-            values: &PERF_MODES,
+            values: &CPUFREQ_MODES,
         },
         doc: "How each CPU's cpufreq target is chosen: util (from invariant util), performance (always 1024), powersave (always the minimum)",
     },
@@ -164,8 +164,8 @@ pub const FIELDS: &[Field] = &[
 /// placement.order's words, in enum cadence_place_order order.
 pub const PLACE_ORDERS: [&str; 2] = ["small_core", "core"];
 
-/// cpufreq.mode's words, in enum cadence_perf_mode order.
-pub const PERF_MODES: [&str; 3] = ["util", "performance", "powersave"];
+/// cpufreq.mode's words, in enum cadence_cpufreq_mode order.
+pub const CPUFREQ_MODES: [&str; 3] = ["util", "performance", "powersave"];
 
 /// The field with dotted key @key.
 pub fn field(key: &str) -> Option<&'static Field> {

@@ -280,7 +280,7 @@ proptest! {
             },
             freq: Freq { max: freq_max },
             cpufreq: Cpufreq {
-                mode: schema::PERF_MODES[mode].to_string(),
+                mode: schema::CPUFREQ_MODES[mode].to_string(),
                 headroom_pct,
                 floor,
                 min_mhz,
@@ -351,11 +351,19 @@ fn cpufreq_fields_reach_bpf_with_the_floor_from_fmin() {
     // Seed 004: 1200 / 2800 MHz is a floor under 42.9% (439 of 1024).
     let pol = p.to_bpf(&machine(Some(1200), 2800)).unwrap();
     assert_eq!(
-        (pol.perf_floor_util, pol.perf_band, pol.perf_interval_ns),
+        (
+            pol.cpufreq_floor_util,
+            pol.cpufreq_band,
+            pol.cpufreq_interval_ns
+        ),
         (439, 16, 500_000)
     );
     assert_eq!(
-        (pol.perf_headroom_pct, pol.perf_mode, pol.perf_down_hold_ns),
+        (
+            pol.cpufreq_headroom_pct,
+            pol.cpufreq_mode,
+            pol.cpufreq_down_hold_ns
+        ),
         (125, 0, 8_000_000)
     );
     // cpufreq.min_mhz overrides the machine's fmin.
@@ -363,11 +371,14 @@ fn cpufreq_fields_reach_bpf_with_the_floor_from_fmin() {
     assert_eq!(
         q.to_bpf(&machine(Some(1200), 2800))
             .unwrap()
-            .perf_floor_util,
+            .cpufreq_floor_util,
         512
     );
     // No floor without fmin, and a note that says so.
-    assert_eq!(p.to_bpf(&machine(None, 2800)).unwrap().perf_floor_util, 0);
+    assert_eq!(
+        p.to_bpf(&machine(None, 2800)).unwrap().cpufreq_floor_util,
+        0
+    );
     assert!(
         p.note(&machine(None, 2800))
             .unwrap()
@@ -377,7 +388,7 @@ fn cpufreq_fields_reach_bpf_with_the_floor_from_fmin() {
     // Fixed modes have no floor.
     let perf = p.with_assignments(&["cpufreq.mode=performance"]).unwrap();
     let pol = perf.to_bpf(&machine(Some(1200), 2800)).unwrap();
-    assert_eq!((pol.perf_mode, pol.perf_floor_util), (1, 0));
+    assert_eq!((pol.cpufreq_mode, pol.cpufreq_floor_util), (1, 0));
 }
 
 #[test]

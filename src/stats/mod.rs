@@ -4,8 +4,8 @@
 //! cumulative reading as text, JSON or OpenMetrics.
 
 mod cpu;
+mod cpufreq;
 mod openmetrics;
-mod perf;
 mod util;
 
 use std::collections::BTreeMap;
@@ -20,8 +20,8 @@ use scx_stats_derive::{Stats, stat_doc};
 use serde::{Deserialize, Serialize};
 
 pub use cpu::{CpuMetrics, parse_raw};
+pub use cpufreq::{CpufreqCounters, parse_raw_cpufreq};
 pub use openmetrics::write_openmetrics;
-pub use perf::{CpuPerf, parse_raw_perf};
 pub use util::{CpuUtil, parse_raw_util};
 
 #[stat_doc]
@@ -49,11 +49,11 @@ pub struct Metrics {
     #[stat(desc = "Utilization and frequency of each CPU, by CPU id")]
     pub cpu_util: BTreeMap<u32, CpuUtil>,
     #[stat(desc = "cpufreq targets and deadband counters of the machine")]
-    pub perf: CpuPerf,
+    pub cpufreq: CpufreqCounters,
     #[stat(desc = "cpufreq target and deadband counters of each CPU, by CPU id")]
-    pub cpu_perf: BTreeMap<u32, CpuPerf>,
+    pub cpu_cpufreq: BTreeMap<u32, CpufreqCounters>,
     #[stat(desc = "cpufreq driver and governor at start, and whether they apply the hints")]
-    pub cpufreq: String,
+    pub cpufreq_driver: String,
     #[stat(desc = "CPUs whose cpufreq governor applies the hints (schedutil)")]
     pub cpufreq_hint_cpus: u64,
 }
@@ -78,9 +78,9 @@ impl Metrics {
     }
 
     /// Adds each CPU's cpufreq target and deadband counters, and their total.
-    pub fn with_perf(mut self, cpu_perf: BTreeMap<u32, CpuPerf>) -> Self {
-        self.perf = CpuPerf::total(cpu_perf.values());
-        self.cpu_perf = cpu_perf;
+    pub fn with_cpufreq(mut self, cpu_cpufreq: BTreeMap<u32, CpufreqCounters>) -> Self {
+        self.cpufreq = CpufreqCounters::total(cpu_cpufreq.values());
+        self.cpu_cpufreq = cpu_cpufreq;
         self
     }
 
@@ -112,18 +112,23 @@ impl Metrics {
             .iter()
             .map(|(id, c)| (*id, prev.cpu_util.get(id).map_or(c.clone(), |p| c.delta(p))))
             .collect();
-        let cpu_perf = self
-            .cpu_perf
+        let cpu_cpufreq = self
+            .cpu_cpufreq
             .iter()
-            .map(|(id, c)| (*id, prev.cpu_perf.get(id).map_or(c.clone(), |p| c.delta(p))))
+            .map(|(id, c)| {
+                (
+                    *id,
+                    prev.cpu_cpufreq.get(id).map_or(c.clone(), |p| c.delta(p)),
+                )
+            })
             .collect();
         Self {
             total: self.total.delta(&prev.total),
             util: self.util.delta(&prev.util),
-            perf: self.perf.delta(&prev.perf),
+            cpufreq: self.cpufreq.delta(&prev.cpufreq),
             cpus,
             cpu_util,
-            cpu_perf,
+            cpu_cpufreq,
             ..self.clone()
         }
     }
@@ -143,8 +148,8 @@ impl Metrics {
                 mhz => format!("{mhz} MHz"),
             },
             self.util.format(),
-            self.perf.format(),
-            match self.cpufreq.as_str() {
+            self.cpufreq.format(),
+            match self.cpufreq_driver.as_str() {
                 "" => String::new(),
                 c => format!(" ({c})"),
             },
@@ -157,14 +162,14 @@ impl Metrics {
                     .get(id)
                     .map(CpuUtil::format)
                     .unwrap_or_default();
-                let perf = self
-                    .cpu_perf
+                let cpufreq = self
+                    .cpu_cpufreq
                     .get(id)
-                    .map(CpuPerf::format)
+                    .map(CpufreqCounters::format)
                     .unwrap_or_default();
                 writeln!(
                     w,
-                    "  cpu {id:>3} | {util} | {perf} | {}",
+                    "  cpu {id:>3} | {util} | {cpufreq} | {}",
                     cpu::format_counters(c)
                 )?;
             }
@@ -196,7 +201,7 @@ pub fn server_data() -> StatsServerData<(), Metrics> {
     StatsServerData::new()
         .add_meta(CpuMetrics::meta())
         .add_meta(CpuUtil::meta())
-        .add_meta(CpuPerf::meta())
+        .add_meta(CpufreqCounters::meta())
         .add_meta(Metrics::meta())
         .add_ops("top", StatsOps { open, close: None })
 }
@@ -304,7 +309,7 @@ mod tests {
     #[test]
     fn text_says_when_the_hints_are_not_applied() {
         let mut m = sample();
-        m.cpufreq = "cpufreq: no cpufreq driver, hints not applied".into();
+        m.cpufreq_driver = "cpufreq: no cpufreq driver, hints not applied".into();
         let mut out = Vec::new();
         m.format(&mut out, false).unwrap();
         let text = String::from_utf8(out).unwrap();
@@ -316,7 +321,7 @@ mod tests {
         m.print(&mut out, Format::Json, false).unwrap();
         let json = String::from_utf8(out).unwrap();
         assert!(
-            json.contains(r#""cpufreq":"cpufreq: no cpufreq driver, hints not applied""#),
+            json.contains(r#""cpufreq_driver":"cpufreq: no cpufreq driver, hints not applied""#),
             "{json}"
         );
     }

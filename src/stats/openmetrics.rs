@@ -6,7 +6,7 @@ use std::io::Write;
 
 use anyhow::Result;
 
-use super::perf::PERF_COUNTERS;
+use super::cpufreq::CPUFREQ_COUNTERS;
 use super::util::UTIL_COUNTERS;
 use super::{CpuMetrics, CpuUtil, Metrics};
 
@@ -74,7 +74,7 @@ pub fn write_openmetrics<W: Write>(m: &Metrics, w: &mut W) -> Result<()> {
     writeln!(
         w,
         "{PREFIX}_cpufreq_info{{state=\"{}\"}} 1",
-        escape(&m.cpufreq)
+        escape(&m.cpufreq_driver)
     )?;
 
     family(
@@ -141,16 +141,20 @@ pub fn write_openmetrics<W: Write>(m: &Metrics, w: &mut W) -> Result<()> {
     }
     family(
         w,
-        "perf_target",
+        "cpufreq_target",
         "gauge",
         "cpufreq target in force on each CPU, 0..1024",
     )?;
-    for (id, p) in &m.cpu_perf {
-        writeln!(w, "{PREFIX}_perf_target{{cpu=\"{id}\"}} {}", p.perf_target)?;
+    for (id, p) in &m.cpu_cpufreq {
+        writeln!(
+            w,
+            "{PREFIX}_perf_target{{cpu=\"{id}\"}} {}",
+            p.cpufreq_target
+        )?;
     }
-    for (i, (name, help)) in PERF_COUNTERS.iter().enumerate() {
+    for (i, (name, help)) in CPUFREQ_COUNTERS.iter().enumerate() {
         family(w, name, "counter", help)?;
-        for (id, p) in &m.cpu_perf {
+        for (id, p) in &m.cpu_cpufreq {
             writeln!(
                 w,
                 "{PREFIX}_{name}_total{{cpu=\"{id}\"}} {}",
@@ -160,13 +164,13 @@ pub fn write_openmetrics<W: Write>(m: &Metrics, w: &mut W) -> Result<()> {
     }
     family(
         w,
-        "perf_issued_target",
+        "cpufreq_issued_target",
         "counter",
         "Issued cpufreq targets by bucket of 64 (le: the bucket's top)",
     )?;
-    for (id, p) in &m.cpu_perf {
-        for (b, n) in p.perf_hist.iter().enumerate() {
-            let top = if b + 1 == p.perf_hist.len() {
+    for (id, p) in &m.cpu_cpufreq {
+        for (b, n) in p.cpufreq_hist.iter().enumerate() {
+            let top = if b + 1 == p.cpufreq_hist.len() {
                 1024
             } else {
                 64 * b + 63
@@ -211,7 +215,7 @@ mod tests {
             .with_util(BTreeMap::from([(0, util(300, 4)), (2, util(700, 0))]));
         m.policy = "my \"odd\" policy".into();
         m.policy_generation = 3;
-        m.cpufreq = "cpufreq: intel_pstate active (powersave), hints not applied".into();
+        m.cpufreq_driver = "cpufreq: intel_pstate active (powersave), hints not applied".into();
         m
     }
 

@@ -47,15 +47,15 @@ case_cpufreq_injected_util_deadband() {
 	local seq0 pids
 	seq0=$(enable_seq)
 	pids=$(hogs)
-	nice -n -10 python3 "$GUEST/perf_inject.py" "$PIN_DIR" "$SCHED"
+	nice -n -10 python3 "$GUEST/cpufreq_inject.py" "$PIN_DIR" "$SCHED"
 	local rc=$?
 	kill $pids
 	[ $rc -eq 0 ] || fail "the deadband did not do what the policy says (see above)" || return 1
 	attached_throughout "$seq0" || return 1
 	"$SCHED" stats | tee "$VM_OUT/cpufreq_stats.txt"
-	grep -q "perf 0 req " "$VM_OUT/cpufreq_stats.txt" ||
+	grep -q "cpufreq 0 req " "$VM_OUT/cpufreq_stats.txt" ||
 		fail "the stats line does not show the targets" || return 1
-	"$SCHED" stats --format openmetrics | grep -q 'scx_cadence_perf_supp_deadband_total{cpu="0"}' ||
+	"$SCHED" stats --format openmetrics | grep -q 'scx_cadence_cpufreq_supp_deadband_total{cpu="0"}' ||
 		fail "OpenMetrics lacks the deadband counters" || return 1
 	stop_sched
 }
@@ -81,7 +81,7 @@ while True:
     time.sleep(0.008)' &
 	duty_pid=$!
 	sleep 2
-	taskset -c 3 python3 "$GUEST/perf_follows.py" "$PIN_DIR" "$SCHED" "$duty_pid"
+	taskset -c 3 python3 "$GUEST/cpufreq_follows.py" "$PIN_DIR" "$SCHED" "$duty_pid"
 	rc=$?
 	kill $hog_pid $duty_pid
 	[ $rc -eq 0 ] || fail "targets do not follow util (see above)" || return 1
@@ -108,13 +108,13 @@ case_cpufreq_iowait_only_with_legacy_boost() {
 	seq0=$(enable_seq)
 	iowait_reads "$dev" 3
 	boosts=$("$SCHED" stats --format json | python3 -c \
-		'import json,sys; print(json.load(sys.stdin)["perf"]["perf_iowait_boosts"])')
+		'import json,sys; print(json.load(sys.stdin)["cpufreq"]["cpufreq_iowait_boosts"])')
 	echo "legacy_iowait_boost=false: $boosts boosted evaluations"
 	[ "$boosts" = 0 ] || fail "iowait boosted a target with the switch off" || return 1
 	"$SCHED" ctl set cpufreq.legacy_iowait_boost=true >/dev/null || return 1
 	iowait_reads "$dev" 3
 	boosts=$("$SCHED" stats --format json | python3 -c \
-		'import json,sys; print(json.load(sys.stdin)["perf"]["perf_iowait_boosts"])')
+		'import json,sys; print(json.load(sys.stdin)["cpufreq"]["cpufreq_iowait_boosts"])')
 	echo "legacy_iowait_boost=true: $boosts boosted evaluations"
 	losetup -d "$dev"
 	[ "$boosts" -gt 0 ] || fail "the legacy boost never fired on iowait wake-ups" || return 1
@@ -141,7 +141,7 @@ case_cpufreq_bad_values() {
 		"$SCHED" ctl set cpufreq.mode=fast || return 1
 	local band
 	band=$(bpftool map dump pinned $PIN_DIR/policy | python3 -c \
-		'import json,sys; print(json.load(sys.stdin)[0]["value"]["policy"]["perf_band"])')
+		'import json,sys; print(json.load(sys.stdin)[0]["value"]["policy"]["cpufreq_band"])')
 	[ "$band" = 32 ] || fail "the policy map's band is $band, not balanced's 32" || return 1
 	stop_sched
 }
@@ -159,7 +159,7 @@ case_cpufreq_no_driver_said_once() {
 	"$SCHED" stats --format json | python3 -c '
 import json, sys
 m = json.load(sys.stdin)
-assert m["cpufreq"] == "cpufreq: no cpufreq driver, hints not applied", m.get("cpufreq")
+assert m["cpufreq_driver"] == "cpufreq: no cpufreq driver, hints not applied", m.get("cpufreq_driver")
 assert m["cpufreq_hint_cpus"] == 0, m["cpufreq_hint_cpus"]
 ' || fail "the JSON stats lack the cpufreq state" || return 1
 	"$SCHED" stats --format openmetrics | grep -q '^scx_cadence_cpufreq_info{state="cpufreq: no cpufreq driver, hints not applied"} 1$' ||
@@ -177,16 +177,16 @@ case_cpufreq_idle_drops_target() {
 	start_sched "$log" --test-freq-inject 1000 --test-util-inject --policy "$policy" || return 1
 	local seq0
 	seq0=$(enable_seq)
-	taskset -c 0 python3 "$GUEST/perf_idle.py" "$PIN_DIR" "$SCHED" ||
+	taskset -c 0 python3 "$GUEST/cpufreq_idle.py" "$PIN_DIR" "$SCHED" ||
 		fail "an idle CPU kept its target (see above)" || return 1
 	attached_throughout "$seq0" || return 1
 	"$SCHED" stats | tee "$VM_OUT/cpufreq_idle_stats.txt"
 	grep -qE "rate [0-9]+ idle [1-9]" "$VM_OUT/cpufreq_idle_stats.txt" ||
 		fail "the stats line does not show idle requests" || return 1
 	"$SCHED" stats --format json | python3 -c \
-		'import json,sys; n = json.load(sys.stdin)["perf"]["perf_idle_floor"]; print("perf_idle_floor", n); assert n > 0' ||
-		fail "JSON stats lack perf_idle_floor" || return 1
-	"$SCHED" stats --format openmetrics | grep -q 'scx_cadence_perf_idle_floor_total{cpu="1"} [1-9]' ||
+		'import json,sys; n = json.load(sys.stdin)["cpufreq"]["cpufreq_idle_floor"]; print("cpufreq_idle_floor", n); assert n > 0' ||
+		fail "JSON stats lack cpufreq_idle_floor" || return 1
+	"$SCHED" stats --format openmetrics | grep -q 'scx_cadence_cpufreq_idle_floor_total{cpu="1"} [1-9]' ||
 		fail "OpenMetrics lacks the idle counter" || return 1
 	stop_sched
 }

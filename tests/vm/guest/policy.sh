@@ -98,12 +98,12 @@ case_pinned_maps() {
 	start_sched "$VM_OUT/pins.sched.log" || return 1
 	local map field dumpf
 	for spec in \
-		"policy:generation slice_max_ns slice_min_ns slice_lag_ns idle_core_first freq_max_ratio cpuperf_scale freq_max_mhz perf_mode perf_headroom_pct perf_scale perf_floor_util perf_band perf_iowait_boost perf_interval_ns perf_down_hold_ns place_order" \
+		"policy:generation slice_max_ns slice_min_ns slice_lag_ns idle_core_first freq_max_ratio cpuperf_scale freq_max_mhz cpufreq_mode cpufreq_headroom_pct cpufreq_scale cpufreq_floor_util cpufreq_band cpufreq_iowait_boost cpufreq_interval_ns cpufreq_down_hold_ns place_order" \
 		"policy_state:generation" \
 		"policy_cpu:seq generation slice_max_ns idle_core_first" \
 		"cpu_util:clock_pelt lost_idle_time clock_task util_avg runnable_avg freq_scale freq_source cpu_cap freq_ticks freq_clamped freq_errors busy" \
 		"freq_inject:aperf mperf" \
-		"cpu_perf:target util issued supp_deadband supp_hysteresis supp_hold supp_rate iowait_boosts hist" \
+		"cpu_cpufreq:target util issued supp_deadband supp_hysteresis supp_hold supp_rate iowait_boosts hist" \
 		"util_inject:util" \
 		"place_topo:nr_cpus nr_small nr_big cpu_small small_cpus small_big big_first_small big_nr_small llc_first_big llc_nr_big" \
 		"cpu_stats:select_prev_core select_busy place_prev_small place_idle_big place_idle_small place_near_small place_near_big place_near_llc place_any place_busy enq_pinned enq_idle enq_llc enq_lag_floor enq_kick_idle dispatch_cpu dispatch_llc dispatch_steal dispatch_balance dispatch_keep tick_preempt policy_refresh"; do
@@ -204,7 +204,7 @@ assert len(m["cpus"]) == m["nr_cpus"], m
 assert m["total"]["enq_pinned"] == sum(c["enq_pinned"] for c in m["cpus"].values())
 # The default small-core order counts its own levels (place_*).
 assert m["total"]["place_prev_small"] + m["total"]["place_idle_big"] > 0, m["total"]
-assert m["perf"]["perf_issued"] == sum(c["perf_issued"] for c in m["cpu_perf"].values()), m["perf"]
+assert m["cpufreq"]["cpufreq_issued"] == sum(c["cpufreq_issued"] for c in m["cpu_cpufreq"].values()), m["cpufreq"]
 ' || fail "bad JSON stats" || return 1
 	"$SCHED" stats --format openmetrics >"$VM_OUT/stats.om"
 	tail -n 1 "$VM_OUT/stats.om" | grep -qx '# EOF' || fail "OpenMetrics without # EOF" || return 1

@@ -98,17 +98,17 @@ def expected_bpf(policy_toml: str) -> dict:
 def expected_cpufreq(c: dict) -> dict:
     """The perf fields: the VM has no cpufreq, so no fmin and no floor
     unless the policy gives cpufreq.min_mhz (none of the swaps does), and
-    perf_scale stays 1024 without a cpuinfo_max_freq."""
+    cpufreq_scale stays 1024 without a cpuinfo_max_freq."""
     assert c["min_mhz"] == 0, "the swap policies leave fmin to the machine"
     return {
-        "perf_mode": ["util", "performance", "powersave"].index(c["mode"]),
-        "perf_headroom_pct": c["headroom_pct"],
-        "perf_scale": 1024,
-        "perf_floor_util": 0,
-        "perf_band": c["band"],
-        "perf_iowait_boost": int(c["legacy_iowait_boost"]),
-        "perf_interval_ns": c["interval_us"] * 1000,
-        "perf_down_hold_ns": c["down_hold_us"] * 1000,
+        "cpufreq_mode": ["util", "performance", "powersave"].index(c["mode"]),
+        "cpufreq_headroom_pct": c["headroom_pct"],
+        "cpufreq_scale": 1024,
+        "cpufreq_floor_util": 0,
+        "cpufreq_band": c["band"],
+        "cpufreq_iowait_boost": int(c["legacy_iowait_boost"]),
+        "cpufreq_interval_ns": c["interval_us"] * 1000,
+        "cpufreq_down_hold_ns": c["down_hold_us"] * 1000,
     }
 
 

@@ -1,21 +1,21 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * cpufreq performance targets: the types and constants shared by BPF
- * (perf_policy.bpf.h, cpufreq.bpf.h), the syscall test program
- * (perf_test.bpf.c) and the Rust loader, which sees them through bindgen
+ * (cpufreq_target.bpf.h, cpufreq.bpf.h), the syscall test program
+ * (cpufreq_test.bpf.c) and the Rust loader, which sees them through bindgen
  * via intf.h. Plain C only.
  */
-#ifndef __CADENCE_INTF_PERF_H
-#define __CADENCE_INTF_PERF_H
+#ifndef __CADENCE_INTF_CPUFREQ_H
+#define __CADENCE_INTF_CPUFREQ_H
 
-enum cadence_perf_consts {
+enum cadence_cpufreq_consts {
 	/*
 	 * SCX_CPUPERF_ONE (kernel/sched/ext.c): the highest target
 	 * scx_bpf_cpuperf_set() accepts; anything above ends the scheduler.
 	 */
-	CADENCE_PERF_MAX = 1024,
+	CADENCE_CPUFREQ_MAX = 1024,
 	/* The lowest target: schedutil then picks the policy's minimum frequency. */
-	CADENCE_PERF_MIN = 0,
+	CADENCE_CPUFREQ_MIN = 0,
 	/*
 	 * schedutil's own margin: map_util_perf() returns util + util / 4, so
 	 * a total headroom of 125% means passing util through unchanged.
@@ -27,46 +27,46 @@ enum cadence_perf_consts {
 	 */
 	CADENCE_IOWAIT_BOOST_MIN = 1024 / 8,
 	/* Target histogram: 16 buckets of 64 perf units; 1024 is in the last. */
-	CADENCE_PERF_HIST_SHIFT = 6,
-	CADENCE_PERF_HIST_BUCKETS = 16,
-	/* Steps one syscall test run replays (perf_test.bpf.c). */
-	CADENCE_PERF_TEST_STEPS = 64,
+	CADENCE_CPUFREQ_HIST_SHIFT = 6,
+	CADENCE_CPUFREQ_HIST_BUCKETS = 16,
+	/* Steps one syscall test run replays (cpufreq_test.bpf.c). */
+	CADENCE_CPUFREQ_TEST_STEPS = 64,
 };
 
 /* How a CPU's perf target is chosen (the policy's cpufreq.mode). */
-enum cadence_perf_mode {
+enum cadence_cpufreq_mode {
 	/* From frequency-invariant util, with headroom and the deadband. */
-	CADENCE_PERF_MODE_UTIL = 0,
-	/* Always CADENCE_PERF_MAX. */
-	CADENCE_PERF_MODE_PERFORMANCE = 1,
-	/* Always CADENCE_PERF_MIN. */
-	CADENCE_PERF_MODE_POWERSAVE = 2,
+	CADENCE_CPUFREQ_MODE_UTIL = 0,
+	/* Always CADENCE_CPUFREQ_MAX. */
+	CADENCE_CPUFREQ_MODE_PERFORMANCE = 1,
+	/* Always CADENCE_CPUFREQ_MIN. */
+	CADENCE_CPUFREQ_MODE_POWERSAVE = 2,
 };
 
 /*
  * What one evaluation of a CPU's target decided. The first stage that
  * stops a request is the one counted.
  */
-enum cadence_perf_verdict {
+enum cadence_cpufreq_verdict {
 	/* A request was issued: scx_bpf_cpuperf_set(). */
-	CADENCE_PERF_ISSUED = 0,
+	CADENCE_CPUFREQ_ISSUED = 0,
 	/* The target is the one in force: nothing to ask. */
-	CADENCE_PERF_SAME = 1,
+	CADENCE_CPUFREQ_SAME = 1,
 	/* The floor turned a new target into the minimum already in force. */
-	CADENCE_PERF_DEADBAND = 2,
+	CADENCE_CPUFREQ_DEADBAND = 2,
 	/* The target moved by less than the band. */
-	CADENCE_PERF_HYSTERESIS = 3,
+	CADENCE_CPUFREQ_HYSTERESIS = 3,
 	/* A lower target has not yet held for the hold time. */
-	CADENCE_PERF_HOLD = 4,
+	CADENCE_CPUFREQ_HOLD = 4,
 	/* The last request was less than the interval ago. */
-	CADENCE_PERF_RATE = 5,
+	CADENCE_CPUFREQ_RATE = 5,
 };
 
 /*
- * The value of the per-CPU `cpu_perf` map: where this CPU's target stands
+ * The value of the per-CPU `cpu_cpufreq` map: where this CPU's target stands
  * and what the deadband did. Written only by its own CPU.
  */
-struct cadence_cpu_perf {
+struct cadence_cpu_cpufreq {
 	/* scx_bpf_now() of the last request issued; 0: none yet. */
 	u64 last_at;
 	/* Since when a lower target has been asked for; 0: none pending. */
@@ -93,10 +93,10 @@ struct cadence_cpu_perf {
 	u64 supp_rate;
 	/* Evaluations where the legacy iowait boost raised util. */
 	u64 iowait_boosts;
-	/* Requests for the floor issued as the CPU went idle (perf_idle()). */
+	/* Requests for the floor issued as the CPU went idle (cpufreq_idle()). */
 	u64 idle_floor;
-	/* Issued targets: hist[t >> CADENCE_PERF_HIST_SHIFT], 1024 in the last. */
-	u64 hist[CADENCE_PERF_HIST_BUCKETS];
+	/* Issued targets: hist[t >> CADENCE_CPUFREQ_HIST_SHIFT], 1024 in the last. */
+	u64 hist[CADENCE_CPUFREQ_HIST_BUCKETS];
 };
 
 /* Test only: a util the perf path reads instead of PELT (per CPU). */
@@ -108,33 +108,33 @@ struct cadence_util_inject {
  * One step of a syscall test run: @delta_ns pass, then an evaluation, or
  * the CPU goes idle.
  */
-struct cadence_perf_step {
+struct cadence_cpufreq_step {
 	u64 delta_ns;
 	/* The util the evaluation sees (before any boost). */
 	u32 util;
 	/* 1: an iowait wake-up came since the last evaluation. */
 	u32 iowait;
-	/* 1: not an evaluation; the CPU goes idle (perf_idle()). */
+	/* 1: not an evaluation; the CPU goes idle (cpufreq_idle()). */
 	u32 idle;
 	u32 __pad;
 };
 
 /* The context of one perf test run: the policy and steps in, verdicts out. */
-struct cadence_perf_test {
+struct cadence_cpufreq_test {
 	struct cadence_policy policy;
 	u64 start_ns;
 	/* TICK_NSEC of the modelled kernel (legacy iowait boost reset). */
 	u64 tick_ns;
 	u32 nr_steps;
 	u32 __pad;
-	struct cadence_perf_step steps[CADENCE_PERF_TEST_STEPS];
+	struct cadence_cpufreq_step steps[CADENCE_CPUFREQ_TEST_STEPS];
 	/* The CPU's state: in as the run starts, out as it ends. */
-	struct cadence_cpu_perf state;
+	struct cadence_cpu_cpufreq state;
 	/* After each step: the verdict and the target in force. */
-	u32 verdict[CADENCE_PERF_TEST_STEPS];
-	u32 target[CADENCE_PERF_TEST_STEPS];
+	u32 verdict[CADENCE_CPUFREQ_TEST_STEPS];
+	u32 target[CADENCE_CPUFREQ_TEST_STEPS];
 	s32 error;
 	u32 __pad2;
 };
 
-#endif /* __CADENCE_INTF_PERF_H */
+#endif /* __CADENCE_INTF_CPUFREQ_H */

@@ -1,5 +1,5 @@
-//! bpf/perf_policy.bpf.h, run in the host kernel through BPF_PROG_TEST_RUN
-//! of bpf/perf_test.bpf.c: the seed's numbers and the deadband's cases, and
+//! bpf/cpufreq_target.bpf.h, run in the host kernel through BPF_PROG_TEST_RUN
+//! of bpf/cpufreq_test.bpf.c: the seed's numbers and the deadband's cases, and
 //! random sequences against the Rust reference, verdict for verdict.
 //! Needs root (CAP_BPF); it does not need sched_ext.
 
@@ -9,13 +9,13 @@ use libbpf_rs::skel::{OpenSkel, SkelBuilder};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 
-use super::reference::{self, CpuPerf, PERF_MAX, Verdict};
+use super::reference::{self, CPUFREQ_MAX, CpufreqState, Verdict};
 use crate::bpf_intf;
 use crate::freq::FreqTable;
 use crate::policy::Policy;
 
 mod skel {
-    include!(concat!(env!("OUT_DIR"), "/perf_test_skel.rs"));
+    include!(concat!(env!("OUT_DIR"), "/cpufreq_test_skel.rs"));
 }
 
 /// One evaluation: @delta_ns pass, then util (and maybe an iowait
@@ -53,7 +53,7 @@ const MS: u64 = 1_000_000;
 struct Outcome {
     verdicts: Vec<Verdict>,
     targets: Vec<u32>,
-    state: CpuPerf,
+    state: CpufreqState,
 }
 
 fn verdict(v: u32) -> Verdict {
@@ -69,20 +69,20 @@ fn verdict(v: u32) -> Verdict {
 }
 
 /// The loaded test program; one per test, reused for every run.
-struct BpfPerf {
-    skel: skel::PerfTestSkel<'static>,
+struct BpfCpufreq {
+    skel: skel::CpufreqTestSkel<'static>,
 }
 
-impl BpfPerf {
-    fn load() -> BpfPerf {
+impl BpfCpufreq {
+    fn load() -> BpfCpufreq {
         let open_object = Box::leak(Box::new(MaybeUninit::uninit()));
-        let open = skel::PerfTestSkelBuilder::default()
+        let open = skel::CpufreqTestSkelBuilder::default()
             .open(open_object)
             .expect("opening the perf test BPF object");
         let skel = open
             .load()
             .expect("loading the perf test program failed: these tests need root");
-        BpfPerf { skel }
+        BpfCpufreq { skel }
     }
 
     /// Runs @steps from a fresh CPU state (as at attach) at @start_ns.
@@ -93,9 +93,11 @@ impl BpfPerf {
         tick_ns: u64,
         steps: &[Step],
     ) -> Outcome {
-        assert!(steps.len() <= bpf_intf::cadence_perf_consts_CADENCE_PERF_TEST_STEPS as usize);
+        assert!(
+            steps.len() <= bpf_intf::cadence_cpufreq_consts_CADENCE_CPUFREQ_TEST_STEPS as usize
+        );
         // SAFETY: plain-data struct from bindgen; all zeroes is valid.
-        let mut ctx: bpf_intf::cadence_perf_test = unsafe { std::mem::zeroed() };
+        let mut ctx: bpf_intf::cadence_cpufreq_test = unsafe { std::mem::zeroed() };
         ctx.policy = *pol;
         ctx.start_ns = start_ns;
         ctx.tick_ns = tick_ns;
@@ -109,15 +111,15 @@ impl BpfPerf {
         let input = bpf_intf::test_run_input(&mut ctx);
         self.skel
             .progs
-            .perf_run
+            .cpufreq_run
             .test_run(input)
-            .expect("BPF_PROG_TEST_RUN of perf_run");
-        assert_eq!(ctx.error, 0, "perf_run refused its input");
+            .expect("BPF_PROG_TEST_RUN of cpufreq_run");
+        assert_eq!(ctx.error, 0, "cpufreq_run refused its input");
         let n = steps.len();
         Outcome {
             verdicts: ctx.verdict[..n].iter().map(|&v| verdict(v)).collect(),
             targets: ctx.target[..n].to_vec(),
-            state: CpuPerf::from_bpf(&ctx.state),
+            state: CpufreqState::from_bpf(&ctx.state),
         }
     }
 }
@@ -129,7 +131,7 @@ fn reference_run(
     tick_ns: u64,
     steps: &[Step],
 ) -> Outcome {
-    let mut c = CpuPerf::default();
+    let mut c = CpufreqState::default();
     let mut now = start_ns;
     let (mut verdicts, mut targets) = (Vec::new(), Vec::new());
     for s in steps {
@@ -165,7 +167,7 @@ const NO_DEADBAND: &str = "[cpufreq]\nfloor = false\nband = 0\ninterval_us = 0\n
 
 #[test]
 fn seed_004_floor_is_fmin_over_fmax() {
-    let bpf = BpfPerf::load();
+    let bpf = BpfCpufreq::load();
     // pcc-cpufreq on the seed's DL580: 1200 MHz min, 2800 MHz max.
     let pol = policy(
         "[cpufreq]\nfloor = true\nband = 0\ninterval_us = 0\ndown_hold_us = 0\n",
@@ -173,7 +175,7 @@ fn seed_004_floor_is_fmin_over_fmax() {
         2800,
     );
     // 1200 / 2800 = 42.857%: util 438 (42.77%) is below, 439 (42.87%) is not.
-    assert_eq!(pol.perf_floor_util, 439);
+    assert_eq!(pol.cpufreq_floor_util, 439);
     let out = bpf.run(
         &pol,
         MS,
@@ -205,7 +207,7 @@ fn seed_004_floor_is_fmin_over_fmax() {
 
 #[test]
 fn hysteresis_hold_and_rate_limit() {
-    let bpf = BpfPerf::load();
+    let bpf = BpfCpufreq::load();
     let pol = policy(
         "[cpufreq]\nfloor = false\nband = 32\ninterval_us = 2000\ndown_hold_us = 8000\n",
         400,
@@ -276,10 +278,10 @@ fn hysteresis_hold_and_rate_limit() {
 
 #[test]
 fn headroom_is_not_applied_twice_and_targets_never_exceed_1024() {
-    let bpf = BpfPerf::load();
+    let bpf = BpfCpufreq::load();
     // Default headroom 125 = schedutil's own margin: util passes through.
     let pol = policy(NO_DEADBAND, 400, 2000);
-    assert_eq!(pol.perf_headroom_pct, 125);
+    assert_eq!(pol.cpufreq_headroom_pct, 125);
     let out = bpf.run(&pol, MS, TICK_NS, &[step(MS, 512), step(MS, 2000)]);
     assert_eq!(out.targets, vec![512, 1024]);
     // The largest headroom and scale the policy allows still stop at 1024.
@@ -288,10 +290,10 @@ fn headroom_is_not_applied_twice_and_targets_never_exceed_1024() {
         400,
         2000,
     );
-    pol.perf_scale = 4096;
+    pol.cpufreq_scale = 4096;
     let steps: Vec<Step> = (0..64).map(|i| step(MS, i * 17)).collect();
     let out = bpf.run(&pol, MS, TICK_NS, &steps);
-    assert!(out.targets.iter().all(|&t| t <= PERF_MAX), "{out:?}");
+    assert!(out.targets.iter().all(|&t| t <= CPUFREQ_MAX), "{out:?}");
     assert_eq!(out.targets[63], 1024);
     // Fixed modes.
     for (mode, want) in [("performance", 1024), ("powersave", 0)] {
@@ -303,7 +305,7 @@ fn headroom_is_not_applied_twice_and_targets_never_exceed_1024() {
 
 #[test]
 fn legacy_iowait_boost_doubles_then_halves() {
-    let bpf = BpfPerf::load();
+    let bpf = BpfCpufreq::load();
     let io = |iowait| Step {
         delta_ns: MS,
         util: 0,
@@ -348,7 +350,7 @@ fn legacy_iowait_boost_doubles_then_halves() {
 /// deadband's floor_util) and in powersave, 1024 in performance.
 #[test]
 fn idle_asks_for_the_floor_at_once() {
-    let bpf = BpfPerf::load();
+    let bpf = BpfCpufreq::load();
     let toml = "[cpufreq]\nfloor = true\nband = 32\ninterval_us = 2000\ndown_hold_us = 1000000\n";
     let pol = policy(toml, 400, 2000);
     let out = bpf.run(
@@ -390,8 +392,8 @@ fn idle_asks_for_the_floor_at_once() {
     // powersave: 0 is a lower target than the kernel's 1024, held by the
     // 1 s hold while busy; going idle asks for it at once, once.
     for (mode, targets, idles) in [
-        ("performance", [PERF_MAX; 3], 0),
-        ("powersave", [PERF_MAX, 0, 0], 1),
+        ("performance", [CPUFREQ_MAX; 3], 0),
+        ("powersave", [CPUFREQ_MAX, 0, 0], 1),
     ] {
         let pol = policy(&format!("{toml}mode = \"{mode}\"\n"), 400, 2000);
         let out = bpf.run(&pol, MS, TICK_NS, &[step(MS, 800), idle(MS), idle(MS)]);
@@ -417,14 +419,14 @@ fn any_policy() -> impl Strategy<Value = bpf_intf::cadence_policy> {
         .prop_map(
             |(mode, headroom, scale, floor, band, interval, hold, boost)| {
                 let mut pol = policy("", 400, 2000);
-                pol.perf_mode = mode;
-                pol.perf_headroom_pct = headroom;
-                pol.perf_scale = scale;
-                pol.perf_floor_util = floor;
-                pol.perf_band = band;
-                pol.perf_interval_ns = interval;
-                pol.perf_down_hold_ns = hold;
-                pol.perf_iowait_boost = boost as u32;
+                pol.cpufreq_mode = mode;
+                pol.cpufreq_headroom_pct = headroom;
+                pol.cpufreq_scale = scale;
+                pol.cpufreq_floor_util = floor;
+                pol.cpufreq_band = band;
+                pol.cpufreq_interval_ns = interval;
+                pol.cpufreq_down_hold_ns = hold;
+                pol.cpufreq_iowait_boost = boost as u32;
                 pol
             },
         )
@@ -446,8 +448,8 @@ fn any_step() -> impl Strategy<Value = Step> {
 }
 
 #[test]
-fn bpf_perf_matches_reference() {
-    let bpf = BpfPerf::load();
+fn bpf_cpufreq_matches_reference() {
+    let bpf = BpfCpufreq::load();
     let mut runner = TestRunner::new(Config {
         cases: 20_000,
         failure_persistence: None,
@@ -459,13 +461,13 @@ fn bpf_perf_matches_reference() {
         prop_oneof![Just(TICK_NS), MS..=10 * MS],
         prop::collection::vec(
             any_step(),
-            1..=bpf_intf::cadence_perf_consts_CADENCE_PERF_TEST_STEPS as usize,
+            1..=bpf_intf::cadence_cpufreq_consts_CADENCE_CPUFREQ_TEST_STEPS as usize,
         ),
     );
     runner
         .run(&seq, |(pol, start_ns, tick_ns, steps)| {
             let got = bpf.run(&pol, start_ns, tick_ns, &steps);
-            prop_assert!(got.targets.iter().all(|&t| t <= PERF_MAX));
+            prop_assert!(got.targets.iter().all(|&t| t <= CPUFREQ_MAX));
             prop_assert_eq!(got, reference_run(&pol, start_ns, tick_ns, &steps));
             Ok(())
         })

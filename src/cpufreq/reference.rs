@@ -1,16 +1,16 @@
-//! The perf target and deadband, as bpf/perf_policy.bpf.h specifies them,
-//! in plain Rust. Constants are the kernel's (see bpf/intf_perf.h).
+//! The perf target and deadband, as bpf/cpufreq_target.bpf.h specifies them,
+//! in plain Rust. Constants are the kernel's (see bpf/intf_cpufreq.h).
 
 use crate::bpf_intf;
 
 /// SCX_CPUPERF_ONE: the highest target the kernel accepts.
-pub const PERF_MAX: u32 = 1024;
+pub const CPUFREQ_MAX: u32 = 1024;
 /// map_util_perf(): util + util / 4, i.e. 125%.
 const SCHEDUTIL_MARGIN_PCT: u64 = 125;
 /// IOWAIT_BOOST_MIN: SCHED_CAPACITY_SCALE / 8.
 pub const IOWAIT_BOOST_MIN: u32 = 128;
 
-/// What one evaluation decided (enum cadence_perf_verdict).
+/// What one evaluation decided (enum cadence_cpufreq_verdict).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Verdict {
     Issued = 0,
@@ -21,9 +21,9 @@ pub enum Verdict {
     Rate = 5,
 }
 
-/// One CPU's state: the fields of struct cadence_cpu_perf.
+/// One CPU's state: the fields of struct cadence_cpu_cpufreq.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct CpuPerf {
+pub struct CpufreqState {
     pub last_at: u64,
     pub down_since: u64,
     pub boost_at: u64,
@@ -42,8 +42,8 @@ pub struct CpuPerf {
     pub hist: [u64; 16],
 }
 
-impl CpuPerf {
-    pub fn from_bpf(c: &bpf_intf::cadence_cpu_perf) -> Self {
+impl CpufreqState {
+    pub fn from_bpf(c: &bpf_intf::cadence_cpu_cpufreq) -> Self {
         Self {
             last_at: c.last_at,
             down_since: c.down_since,
@@ -67,22 +67,22 @@ impl CpuPerf {
 
 /// The target @util asks for under @pol, before the deadband.
 pub fn target(pol: &bpf_intf::cadence_policy, util: u32) -> u32 {
-    match pol.perf_mode {
-        1 => PERF_MAX,
+    match pol.cpufreq_mode {
+        1 => CPUFREQ_MAX,
         2 => 0,
         _ => {
             let util = util.min(1024) as u64;
-            let t = util * pol.perf_headroom_pct as u64 * pol.perf_scale as u64
+            let t = util * pol.cpufreq_headroom_pct as u64 * pol.cpufreq_scale as u64
                 / (SCHEDUTIL_MARGIN_PCT * 1024);
-            t.min(PERF_MAX as u64) as u32
+            t.min(CPUFREQ_MAX as u64) as u32
         }
     }
 }
 
 /// The deadband: whether @t (after the floor; @raw before it) is asked for.
-fn decide(c: &mut CpuPerf, pol: &bpf_intf::cadence_policy, util: u32, now: u64) -> Verdict {
+fn decide(c: &mut CpufreqState, pol: &bpf_intf::cadence_policy, util: u32, now: u64) -> Verdict {
     let raw = target(pol, util);
-    let floored = pol.perf_mode == 0 && util < pol.perf_floor_util;
+    let floored = pol.cpufreq_mode == 0 && util < pol.cpufreq_floor_util;
     let t = if floored { 0 } else { raw };
     let last = c.target;
     if t == last {
@@ -93,7 +93,7 @@ fn decide(c: &mut CpuPerf, pol: &bpf_intf::cadence_policy, util: u32, now: u64) 
         }
         return Verdict::Same;
     }
-    if t.abs_diff(last) < pol.perf_band && t != 0 && t != PERF_MAX {
+    if t.abs_diff(last) < pol.cpufreq_band && t != 0 && t != CPUFREQ_MAX {
         c.down_since = 0;
         c.supp_hysteresis += 1;
         return Verdict::Hysteresis;
@@ -102,14 +102,14 @@ fn decide(c: &mut CpuPerf, pol: &bpf_intf::cadence_policy, util: u32, now: u64) 
         if c.down_since == 0 {
             c.down_since = now;
         }
-        if now - c.down_since < pol.perf_down_hold_ns {
+        if now - c.down_since < pol.cpufreq_down_hold_ns {
             c.supp_hold += 1;
             return Verdict::Hold;
         }
     } else {
         c.down_since = 0;
     }
-    if c.last_at != 0 && now - c.last_at < pol.perf_interval_ns {
+    if c.last_at != 0 && now - c.last_at < pol.cpufreq_interval_ns {
         c.supp_rate += 1;
         return Verdict::Rate;
     }
@@ -122,7 +122,7 @@ fn decide(c: &mut CpuPerf, pol: &bpf_intf::cadence_policy, util: u32, now: u64) 
 }
 
 /// schedutil's sugov_iowait_boost() + sugov_iowait_apply() on one update.
-pub fn iowait_boost(c: &mut CpuPerf, now: u64, iowait: bool, tick_ns: u64) -> u32 {
+pub fn iowait_boost(c: &mut CpufreqState, now: u64, iowait: bool, tick_ns: u64) -> u32 {
     if c.boost != 0 && now - c.boost_at > tick_ns {
         // sugov_iowait_reset(): idle for more than a tick.
         c.boost = if iowait { IOWAIT_BOOST_MIN } else { 0 };
@@ -132,7 +132,7 @@ pub fn iowait_boost(c: &mut CpuPerf, now: u64, iowait: bool, tick_ns: u64) -> u3
         c.boost = if c.boost == 0 {
             IOWAIT_BOOST_MIN
         } else {
-            (c.boost * 2).min(PERF_MAX)
+            (c.boost * 2).min(CPUFREQ_MAX)
         };
     }
     c.boost_at = now;
@@ -152,7 +152,7 @@ pub fn iowait_boost(c: &mut CpuPerf, now: u64, iowait: bool, tick_ns: u64) -> u3
 
 /// One evaluation, as ops.running() / ops.tick() make it.
 pub fn evaluate(
-    c: &mut CpuPerf,
+    c: &mut CpufreqState,
     pol: &bpf_intf::cadence_policy,
     util: u32,
     iowait: bool,
@@ -160,11 +160,11 @@ pub fn evaluate(
     tick_ns: u64,
 ) -> Verdict {
     if !c.init {
-        c.target = PERF_MAX;
+        c.target = CPUFREQ_MAX;
         c.init = true;
     }
     let mut util = util.min(1024);
-    if pol.perf_iowait_boost != 0 {
+    if pol.cpufreq_iowait_boost != 0 {
         let boost = iowait_boost(c, now, iowait, tick_ns);
         if boost > util {
             util = boost;
@@ -176,9 +176,9 @@ pub fn evaluate(
 }
 
 /// The CPU goes idle: it asks for what util 0 asks for, at once.
-pub fn idle(c: &mut CpuPerf, pol: &bpf_intf::cadence_policy) -> Verdict {
+pub fn idle(c: &mut CpufreqState, pol: &bpf_intf::cadence_policy) -> Verdict {
     if !c.init {
-        c.target = PERF_MAX;
+        c.target = CPUFREQ_MAX;
         c.init = true;
     }
     let floor = target(pol, 0);

@@ -2,9 +2,9 @@
 /*
  * The cpufreq perf target of a CPU, and the deadband that decides whether
  * a new target is worth a request. Pure functions of the policy, the
- * CPU's state (struct cadence_cpu_perf), its util and the time: no maps,
- * no kfuncs, so perf_test.bpf.c runs this very code on the host, and
- * src/perf/ checks it against a Rust reference.
+ * CPU's state (struct cadence_cpu_cpufreq), its util and the time: no maps,
+ * no kfuncs, so cpufreq_test.bpf.c runs this very code on the host, and
+ * src/cpufreq/ checks it against a Rust reference.
  *
  * The target. From frequency-invariant util alone (seed 000, section 3):
  * util already says how much of freq_max the CPU needs, whatever it runs
@@ -13,9 +13,9 @@
  * frequency as 1.25 x cpuinfo_max_freq x target / 1024 (map_util_perf()
  * adds the 25%), so the policy's total headroom h gives
  *
- *	target = util x h / 125 x perf_scale / 1024
+ *	target = util x h / 125 x cpufreq_scale / 1024
  *
- * where perf_scale = freq_max / cpuinfo_max_freq x 1024 re-expresses
+ * where cpufreq_scale = freq_max / cpuinfo_max_freq x 1024 re-expresses
  * util (relative to freq_max) relative to what schedutil calls 1024. With
  * h = 125 the CPU gets exactly schedutil's margin, not that margin twice.
  *
@@ -32,93 +32,93 @@
  *    for continuously for the hold time; a higher one at once;
  * 4. rate limit: at most one request per interval on a CPU.
  *
- * Idle (perf_idle()). A CPU that goes idle asks for its floor at once,
+ * Idle (cpufreq_idle()). A CPU that goes idle asks for its floor at once,
  * past the hold and the rate limit: see there.
  */
-#ifndef __CADENCE_PERF_POLICY_BPF_H
-#define __CADENCE_PERF_POLICY_BPF_H
+#ifndef __CADENCE_CPUFREQ_TARGET_BPF_H
+#define __CADENCE_CPUFREQ_TARGET_BPF_H
 
 /* The target @util (0..1024) asks for under @pol, before the deadband. */
-static __always_inline u32 perf_target(const struct cadence_policy *pol, u32 util)
+static __always_inline u32 cpufreq_target(const struct cadence_policy *pol, u32 util)
 {
 	u64 t;
 
-	if (pol->perf_mode == CADENCE_PERF_MODE_PERFORMANCE)
-		return CADENCE_PERF_MAX;
-	if (pol->perf_mode == CADENCE_PERF_MODE_POWERSAVE)
-		return CADENCE_PERF_MIN;
+	if (pol->cpufreq_mode == CADENCE_CPUFREQ_MODE_PERFORMANCE)
+		return CADENCE_CPUFREQ_MAX;
+	if (pol->cpufreq_mode == CADENCE_CPUFREQ_MODE_POWERSAVE)
+		return CADENCE_CPUFREQ_MIN;
 	if (util > CADENCE_CAP_SCALE)
 		util = CADENCE_CAP_SCALE;
 	/* At most 1024 x 400 x 4096: far from overflow in 64 bits. */
-	t = (u64)util * pol->perf_headroom_pct * pol->perf_scale /
+	t = (u64)util * pol->cpufreq_headroom_pct * pol->cpufreq_scale /
 	    ((u64)CADENCE_SCHEDUTIL_MARGIN_PCT << CADENCE_CAP_SHIFT);
-	return t > CADENCE_PERF_MAX ? CADENCE_PERF_MAX : (u32)t;
+	return t > CADENCE_CPUFREQ_MAX ? CADENCE_CPUFREQ_MAX : (u32)t;
 }
 
 /* The target after the floor: the minimum while util is under it. */
-static __always_inline u32 perf_floored(const struct cadence_policy *pol, u32 util, u32 raw)
+static __always_inline u32 cpufreq_floored(const struct cadence_policy *pol, u32 util, u32 raw)
 {
-	if (pol->perf_mode == CADENCE_PERF_MODE_UTIL && util < pol->perf_floor_util)
-		return CADENCE_PERF_MIN;
+	if (pol->cpufreq_mode == CADENCE_CPUFREQ_MODE_UTIL && util < pol->cpufreq_floor_util)
+		return CADENCE_CPUFREQ_MIN;
 	return raw;
 }
 
 /* Count an issued target in its histogram bucket (1024 in the last). */
-static __always_inline void perf_hist_add(struct cadence_cpu_perf *pc, u32 t)
+static __always_inline void cpufreq_hist_add(struct cadence_cpu_cpufreq *pc, u32 t)
 {
-	u32 b = t >> CADENCE_PERF_HIST_SHIFT;
+	u32 b = t >> CADENCE_CPUFREQ_HIST_SHIFT;
 
-	if (b >= CADENCE_PERF_HIST_BUCKETS)
-		b = CADENCE_PERF_HIST_BUCKETS - 1;
+	if (b >= CADENCE_CPUFREQ_HIST_BUCKETS)
+		b = CADENCE_CPUFREQ_HIST_BUCKETS - 1;
 	pc->hist[b]++;
 }
 
 /*
  * One evaluation at @now of a CPU whose util is @util: returns the
- * verdict (enum cadence_perf_verdict); on CADENCE_PERF_ISSUED,
+ * verdict (enum cadence_cpufreq_verdict); on CADENCE_CPUFREQ_ISSUED,
  * pc->target is the new target to request.
  */
-static __always_inline u32 perf_decide(struct cadence_cpu_perf *pc,
-				       const struct cadence_policy *pol, u32 util, u64 now)
+static __always_inline u32 cpufreq_decide(struct cadence_cpu_cpufreq *pc,
+					  const struct cadence_policy *pol, u32 util, u64 now)
 {
-	u32 raw = perf_target(pol, util);
-	u32 t = perf_floored(pol, util, raw);
+	u32 raw = cpufreq_target(pol, util);
+	u32 t = cpufreq_floored(pol, util, raw);
 	u32 last = pc->target, diff;
 
 	if (t == last) {
 		pc->down_since = 0;
 		if (raw != last) {
 			pc->supp_deadband++;
-			return CADENCE_PERF_DEADBAND;
+			return CADENCE_CPUFREQ_DEADBAND;
 		}
-		return CADENCE_PERF_SAME;
+		return CADENCE_CPUFREQ_SAME;
 	}
 	diff = t > last ? t - last : last - t;
-	if (diff < pol->perf_band && t != CADENCE_PERF_MIN && t != CADENCE_PERF_MAX) {
+	if (diff < pol->cpufreq_band && t != CADENCE_CPUFREQ_MIN && t != CADENCE_CPUFREQ_MAX) {
 		pc->down_since = 0;
 		pc->supp_hysteresis++;
-		return CADENCE_PERF_HYSTERESIS;
+		return CADENCE_CPUFREQ_HYSTERESIS;
 	}
 	if (t < last) {
 		if (!pc->down_since)
 			pc->down_since = now;
-		if (now - pc->down_since < pol->perf_down_hold_ns) {
+		if (now - pc->down_since < pol->cpufreq_down_hold_ns) {
 			pc->supp_hold++;
-			return CADENCE_PERF_HOLD;
+			return CADENCE_CPUFREQ_HOLD;
 		}
 	} else {
 		pc->down_since = 0;
 	}
-	if (pc->last_at && now - pc->last_at < pol->perf_interval_ns) {
+	if (pc->last_at && now - pc->last_at < pol->cpufreq_interval_ns) {
 		pc->supp_rate++;
-		return CADENCE_PERF_RATE;
+		return CADENCE_CPUFREQ_RATE;
 	}
 	pc->target = t;
 	pc->last_at = now;
 	pc->down_since = 0;
 	pc->issued++;
-	perf_hist_add(pc, t);
-	return CADENCE_PERF_ISSUED;
+	cpufreq_hist_add(pc, t);
+	return CADENCE_CPUFREQ_ISSUED;
 }
 
 /*
@@ -130,8 +130,8 @@ static __always_inline u32 perf_decide(struct cadence_cpu_perf *pc,
  * than @tick_ns since the last update resets it (sugov_iowait_reset()).
  * Returns the boost to apply, 0..1024.
  */
-static __always_inline u32 perf_iowait_boost(struct cadence_cpu_perf *pc, u64 now, bool iowait,
-					     u64 tick_ns)
+static __always_inline u32 cpufreq_iowait_boost(struct cadence_cpu_cpufreq *pc, u64 now,
+						bool iowait, u64 tick_ns)
 {
 	if (pc->boost && now - pc->boost_at > tick_ns) {
 		pc->boost = iowait ? CADENCE_IOWAIT_BOOST_MIN : 0;
@@ -140,10 +140,10 @@ static __always_inline u32 perf_iowait_boost(struct cadence_cpu_perf *pc, u64 no
 		pc->boost_pending = 1;
 		if (!pc->boost)
 			pc->boost = CADENCE_IOWAIT_BOOST_MIN;
-		else if (pc->boost < CADENCE_PERF_MAX / 2)
+		else if (pc->boost < CADENCE_CPUFREQ_MAX / 2)
 			pc->boost <<= 1;
 		else
-			pc->boost = CADENCE_PERF_MAX;
+			pc->boost = CADENCE_CPUFREQ_MAX;
 	}
 	pc->boost_at = now;
 
@@ -161,10 +161,10 @@ static __always_inline u32 perf_iowait_boost(struct cadence_cpu_perf *pc, u64 no
 }
 
 /* Every CPU starts at 1024 when a scheduler loads (ext.c). */
-static __always_inline void perf_init(struct cadence_cpu_perf *pc)
+static __always_inline void cpufreq_init(struct cadence_cpu_cpufreq *pc)
 {
 	if (!pc->init) {
-		pc->target = CADENCE_PERF_MAX;
+		pc->target = CADENCE_CPUFREQ_MAX;
 		pc->init = 1;
 	}
 }
@@ -184,22 +184,23 @@ static __always_inline void perf_init(struct cadence_cpu_perf *pc)
  * interval, so the raise after the wake-up waits only for the interval
  * since the last request made while busy. At most one idle request per
  * idle period, counted in idle_floor (and in issued).
- * Returns the verdict; on CADENCE_PERF_ISSUED, pc->target is the floor.
+ * Returns the verdict; on CADENCE_CPUFREQ_ISSUED, pc->target is the floor.
  */
-static __always_inline u32 perf_idle(struct cadence_cpu_perf *pc, const struct cadence_policy *pol)
+static __always_inline u32 cpufreq_idle(struct cadence_cpu_cpufreq *pc,
+					const struct cadence_policy *pol)
 {
-	u32 floor = perf_floored(pol, 0, perf_target(pol, 0));
+	u32 floor = cpufreq_floored(pol, 0, cpufreq_target(pol, 0));
 
-	perf_init(pc);
+	cpufreq_init(pc);
 	pc->down_since = 0;
 	pc->util = 0;
 	if (pc->target == floor)
-		return CADENCE_PERF_SAME;
+		return CADENCE_CPUFREQ_SAME;
 	pc->target = floor;
 	pc->issued++;
 	pc->idle_floor++;
-	perf_hist_add(pc, floor);
-	return CADENCE_PERF_ISSUED;
+	cpufreq_hist_add(pc, floor);
+	return CADENCE_CPUFREQ_ISSUED;
 }
 
 /*
@@ -207,24 +208,24 @@ static __always_inline u32 perf_idle(struct cadence_cpu_perf *pc, const struct c
  * ops.running() and ops.tick(): the legacy boost if the policy asks for
  * it, then the deadband. @util is the CPU's invariant util (0..1024).
  */
-static __always_inline u32 perf_evaluate(struct cadence_cpu_perf *pc,
-					 const struct cadence_policy *pol, u32 util, bool iowait,
-					 u64 now, u64 tick_ns)
+static __always_inline u32 cpufreq_evaluate(struct cadence_cpu_cpufreq *pc,
+					    const struct cadence_policy *pol, u32 util, bool iowait,
+					    u64 now, u64 tick_ns)
 {
 	u32 boost;
 
-	perf_init(pc);
+	cpufreq_init(pc);
 	if (util > CADENCE_CAP_SCALE)
 		util = CADENCE_CAP_SCALE;
-	if (pol->perf_iowait_boost) {
-		boost = perf_iowait_boost(pc, now, iowait, tick_ns);
+	if (pol->cpufreq_iowait_boost) {
+		boost = cpufreq_iowait_boost(pc, now, iowait, tick_ns);
 		if (boost > util) {
 			util = boost;
 			pc->iowait_boosts++;
 		}
 	}
 	pc->util = util;
-	return perf_decide(pc, pol, util, now);
+	return cpufreq_decide(pc, pol, util, now);
 }
 
-#endif /* __CADENCE_PERF_POLICY_BPF_H */
+#endif /* __CADENCE_CPUFREQ_TARGET_BPF_H */

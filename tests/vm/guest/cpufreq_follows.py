@@ -1,5 +1,5 @@
 """Samples CPUs 1 (a task busy a third of the time) and 2 (a hog) in the
-pinned cpu_perf map while the deadband is off, at headroom 125 and 250:
+pinned cpu_cpufreq map while the deadband is off, at headroom 125 and 250:
 each sample's target must be min(1024, util x headroom / 125) of the util
 the same evaluation saw. bpftool reads a per-CPU value without a lock, so
 a read can land between an evaluation's util and its target: 90% of the
@@ -17,7 +17,7 @@ stay below saturation, where the hog's CPU is, unless the task itself ran
 nearly all the time. Run this pinned away from CPUs 1 and 2, or the
 sampler's own util is what it reads there.
 
-Usage: perf_follows.py PIN_DIR SCHED PART_TIME_PID"""
+Usage: cpufreq_follows.py PIN_DIR SCHED PART_TIME_PID"""
 
 import statistics
 import subprocess
@@ -55,7 +55,7 @@ for headroom in (125, 250):
         exact, utils = 0, []
         ran0, t0 = ran_ns(), time.monotonic_ns()
         for _ in range(SAMPLES):
-            dump = bpftool.dump(f"{PIN_DIR}/cpu_perf")
+            dump = bpftool.dump(f"{PIN_DIR}/cpu_cpufreq")
             v = next(x["value"] for x in dump[0]["values"] if x["cpu"] == cpu)
             want = min(1024, v["util"] * headroom // 125)
             utils.append(v["util"])

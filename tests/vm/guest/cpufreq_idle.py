@@ -11,7 +11,7 @@ may run there after its hog stops.
   no idle request is counted.
 
 Polls with generous deadlines (TCG is slow), asserts no timing.
-Usage: perf_idle.py PIN_DIR SCHED"""
+Usage: cpufreq_idle.py PIN_DIR SCHED"""
 
 import subprocess
 import sys
@@ -34,7 +34,7 @@ def set_util(util: int):
 
 
 def perf() -> dict:
-    dump = bpftool.dump(f"{PIN_DIR}/cpu_perf")
+    dump = bpftool.dump(f"{PIN_DIR}/cpu_cpufreq")
     return {v["cpu"]: v["value"] for v in dump[0]["values"]}[CPU]
 
 

@@ -4,10 +4,10 @@ cpufreq and no real frequencies): scx_cadence runs with
 over freq_max 1000 MHz), band 32, interval 1 ms and down hold 100 ms. A hog
 on every CPU makes every CPU evaluate its target on each tick. Each phase
 sets a util on all CPUs, waits, and checks what each CPU's counters in the
-pinned cpu_perf map did: the exact number of requests issued, which
+pinned cpu_cpufreq map did: the exact number of requests issued, which
 suppression counter moved, and the target in force.
 
-Usage: perf_inject.py PIN_DIR SCHED"""
+Usage: cpufreq_inject.py PIN_DIR SCHED"""
 
 import json
 import subprocess
@@ -36,7 +36,7 @@ def set_util(util: int):
 
 
 def snapshot() -> dict:
-    dump = bpftool.dump(f"{PIN_DIR}/cpu_perf")
+    dump = bpftool.dump(f"{PIN_DIR}/cpu_cpufreq")
     return {v["cpu"]: v["value"] for v in dump[0]["values"]}
 
 

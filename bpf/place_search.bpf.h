@@ -1,0 +1,338 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The small-core placement search (seed 002): which idle CPU a waking task
+ * should take, from a bitmap of idle CPUs, a bitmap of the CPUs it may use,
+ * its previous CPU and the topology table. Pure: no maps, no kfuncs, so
+ * place_test.bpf.c runs this very code on hand-made masks on the host.
+ *
+ * Best first (enum cadence_place_level):
+ *   1. the previous CPU, if its whole small core is idle;
+ *   2. a CPU of a fully idle big core in the previous CPU's LLC, the
+ *      previous big core first (the previous CPU itself if it is idle);
+ *   3. a CPU of a fully idle small core in a busy big core: of the big
+ *      cores of the LLC that have one, the one with the most idle threads
+ *      (the previous big core on a tie), the previous CPU's small core
+ *      first within it;
+ *   4. an idle thread next to the previous CPU: of the small cores of its
+ *      big core, the one with the most idle threads (its own first on a
+ *      tie), then likewise in its LLC;
+ *   5. any idle CPU the task may use.
+ * Steps 1-4 stay inside the previous CPU's LLC (wake-affine). Step 4
+ * departs from "the previous small core first": tasks forked in a row from
+ * one parent would otherwise all land on the parent's small core (3 on one
+ * SMT4 half and 1 on the other for 4 tasks), where the seed's optimal
+ * placement is 2 and 2. With @spread off (the policy's idle_core_first
+ * off) steps 1-3 are skipped and step 4 takes the small core with the
+ * fewest idle threads instead, packing work onto busy cores.
+ *
+ * Step 3 weighs big cores by their idle threads: where every thread is its
+ * own small core (QEMU, no-L1-sharing machines), "the previous big core
+ * first" would stack forked tasks 3 and 1 on two SMT4 cores.
+ *
+ * A task re-enqueued while it runs (in->leaving) has prev counted idle by
+ * the caller and skips step 1, so it leaves a crowded big core for a freer
+ * one, and stays (the search returns prev) when nothing is freer.
+ *
+ * A small core of one thread (no SMT) is fully idle exactly when its CPU
+ * is, so steps 1-3 then find any idle CPU and the search degrades to
+ * "previous CPU, then any idle CPU in the LLC".
+ *
+ * The helpers are global functions (__noinline, not static): the verifier
+ * checks each once on its own, where inlined nested loops over big cores,
+ * small cores and threads exceed its complexity limits. Global functions
+ * must check their pointer arguments for NULL.
+ */
+#ifndef __CADENCE_PLACE_SEARCH_BPF_H
+#define __CADENCE_PLACE_SEARCH_BPF_H
+
+/*
+ * Table indices, masked to the table sizes (powers of two) behind
+ * barrier_var() so that clang keeps the mask for the verifier (see
+ * topo.bpf.h).
+ */
+static __always_inline u32 pl_cpu(u32 i)
+{
+	barrier_var(i);
+	return i & (CADENCE_MAX_CPUS - 1);
+}
+
+static __always_inline u32 pl_llc(u32 i)
+{
+	barrier_var(i);
+	return i & (CADENCE_MAX_LLCS - 1);
+}
+
+/* Bit @cpu of a CPU bitmap. */
+static __always_inline bool pl_bit(const u64 *words, u32 cpu)
+{
+	u32 w = cpu >> 6;
+
+	barrier_var(w);
+	w &= CADENCE_CPU_WORDS - 1;
+	return (words[w] >> (cpu & 63)) & 1;
+}
+
+/* What a small core offers: idle threads the task may use, the first. */
+struct pl_small {
+	s32 first;
+	u32 idle;
+	/* Every thread of the small core is idle (usable or not). */
+	bool whole;
+};
+
+__noinline int pl_small_scan(const struct cadence_topo *t, const struct cadence_place_in *in, u32 s,
+			     struct pl_small *out)
+{
+	u32 n, i, cpu;
+
+	if (!t || !in || !out)
+		return -1;
+	n = t->small_nr_cpus[pl_cpu(s)];
+	out->first = -1;
+	out->idle = 0;
+	out->whole = true;
+	if (n > CADENCE_MAX_SMT)
+		n = CADENCE_MAX_SMT;
+	bpf_for (i, 0, n) {
+		barrier_var(i);
+		cpu = t->small_cpus[pl_cpu(s)][i & (CADENCE_MAX_SMT - 1)];
+		if (!pl_bit(in->idle, cpu)) {
+			out->whole = false;
+			continue;
+		}
+		if (!pl_bit(in->allowed, cpu))
+			continue;
+		if (out->first < 0)
+			out->first = cpu;
+		out->idle++;
+	}
+	return 0;
+}
+
+/* A CPU of big core @b if all of it is idle, else -1. */
+__noinline s32 pl_idle_big(const struct cadence_topo *t, const struct cadence_place_in *in, u32 b)
+{
+	struct pl_small sc;
+	u32 first, n, i;
+	s32 cpu = -1;
+
+	if (!t || !in)
+		return -1;
+	first = t->big_first_small[pl_cpu(b)];
+	n = t->big_nr_small[pl_cpu(b)];
+	bpf_for (i, 0, n) {
+		if (pl_small_scan(t, in, first + i, &sc) || !sc.whole)
+			return -1;
+		if (cpu < 0)
+			cpu = sc.first;
+	}
+	return cpu;
+}
+
+/* A CPU of a fully idle small core of big core @b, else -1. */
+__noinline s32 pl_idle_small_in(const struct cadence_topo *t, const struct cadence_place_in *in,
+				u32 b)
+{
+	struct pl_small sc;
+	u32 first, n, i;
+
+	if (!t || !in)
+		return -1;
+	first = t->big_first_small[pl_cpu(b)];
+	n = t->big_nr_small[pl_cpu(b)];
+	bpf_for (i, 0, n) {
+		if (pl_small_scan(t, in, first + i, &sc))
+			return -1;
+		if (sc.whole && sc.first >= 0)
+			return sc.first;
+	}
+	return -1;
+}
+
+/*
+ * Idle threads of big core @b the task may use; *@whole: it has a fully
+ * idle small core with such a thread.
+ */
+__noinline u32 pl_big_idle(const struct cadence_topo *t, const struct cadence_place_in *in, u32 b,
+			   bool *whole)
+{
+	u32 first, n, i, idle = 0;
+	struct pl_small sc;
+
+	if (!t || !in || !whole)
+		return 0;
+	*whole = false;
+	first = t->big_first_small[pl_cpu(b)];
+	n = t->big_nr_small[pl_cpu(b)];
+	bpf_for (i, 0, n) {
+		if (pl_small_scan(t, in, first + i, &sc))
+			return 0;
+		idle += sc.idle;
+		if (sc.whole && sc.first >= 0)
+			*whole = true;
+	}
+	return idle;
+}
+
+/* @cpu is idle and the task may use it. */
+static __always_inline bool pl_free(const struct cadence_place_in *in, s32 cpu)
+{
+	return cpu >= 0 && pl_bit(in->idle, cpu) && pl_bit(in->allowed, cpu);
+}
+
+/*
+ * Step 4 within big core @b: the idle thread of the small core with the
+ * most idle threads (@spread) or the fewest but one (!@spread); small core
+ * @pref wins ties, and @prev is taken if it is an idle thread of the
+ * chosen one. *@small gets the chosen small core.
+ */
+__noinline s32 pl_near_in(const struct cadence_topo *t, const struct cadence_place_in *in, u32 b,
+			  u32 pref, u32 *small)
+{
+	u32 first, n, i, s, best_idle = 0;
+	struct pl_small sc;
+	s32 best = -1;
+	bool better;
+
+	if (!t || !in || !small)
+		return -1;
+	first = t->big_first_small[pl_cpu(b)];
+	n = t->big_nr_small[pl_cpu(b)];
+	bpf_for (i, 0, n) {
+		s = first + i;
+		if (pl_small_scan(t, in, s, &sc) || !sc.idle)
+			continue;
+		if (best < 0)
+			better = true;
+		else if (sc.idle == best_idle)
+			better = s == pref;
+		else
+			better = in->spread ? sc.idle > best_idle : sc.idle < best_idle;
+		if (better) {
+			best = sc.first;
+			best_idle = sc.idle;
+			*small = s;
+		}
+	}
+	if (best >= 0 && in->prev >= 0 && *small == t->cpu_small[pl_cpu(in->prev)] &&
+	    pl_bit(in->idle, in->prev) && pl_bit(in->allowed, in->prev))
+		return in->prev;
+	return best;
+}
+
+/* Any idle CPU the task may use, lowest id first, else -1. */
+__noinline s32 pl_any(const struct cadence_topo *t, const struct cadence_place_in *in)
+{
+	u32 w, nr_words;
+	u64 bits;
+
+	if (!t || !in)
+		return -1;
+	nr_words = (t->nr_cpus + 63) / 64;
+	if (nr_words > CADENCE_CPU_WORDS)
+		nr_words = CADENCE_CPU_WORDS;
+	bpf_for (w, 0, nr_words) {
+		barrier_var(w);
+		bits = in->idle[w & (CADENCE_CPU_WORDS - 1)] &
+		       in->allowed[w & (CADENCE_CPU_WORDS - 1)];
+		if (bits)
+			return w * 64 + __builtin_ctzll(bits);
+	}
+	return -1;
+}
+
+/*
+ * The search: returns the CPU (or -1) and sets *@level to the step that
+ * found it (CADENCE_PLACE_BUSY if none).
+ */
+__noinline s32 place_search(const struct cadence_topo *t, const struct cadence_place_in *in,
+			    u32 *level)
+{
+	u32 prev_small, prev_big, llc, first_big, nr_big, i, b, s = 0, idle, best_idle;
+	struct pl_small sc;
+	bool whole;
+	s32 cpu;
+
+	if (!t || !in || !level)
+		return -1;
+	*level = CADENCE_PLACE_BUSY;
+	if (in->prev < 0 || (u32)in->prev >= t->nr_cpus ||
+	    t->cpu_small[pl_cpu(in->prev)] == CADENCE_NO_GROUP)
+		goto any;
+	prev_small = t->cpu_small[pl_cpu(in->prev)];
+	prev_big = t->small_big[pl_cpu(prev_small)];
+	llc = t->big_llc[pl_cpu(prev_big)];
+	first_big = t->llc_first_big[pl_llc(llc)];
+	nr_big = t->llc_nr_big[pl_llc(llc)];
+
+	if (in->spread) {
+		/* 1. prev, its whole small core idle. */
+		if (!in->leaving && !pl_small_scan(t, in, prev_small, &sc) && sc.whole &&
+		    pl_bit(in->allowed, in->prev)) {
+			*level = CADENCE_PLACE_PREV_SMALL;
+			return in->prev;
+		}
+		/* 2. A fully idle big core in the LLC, prev's first. */
+		cpu = pl_idle_big(t, in, prev_big);
+		if (cpu >= 0 && pl_free(in, in->prev))
+			cpu = in->prev;
+		bpf_for (i, 0, nr_big) {
+			if (cpu >= 0)
+				break;
+			b = first_big + i;
+			if (b != prev_big)
+				cpu = pl_idle_big(t, in, b);
+		}
+		if (cpu >= 0) {
+			*level = CADENCE_PLACE_IDLE_BIG;
+			return cpu;
+		}
+		/* 3. A fully idle small core, in the freest big core that has one. */
+		best_idle = pl_big_idle(t, in, prev_big, &whole);
+		b = whole ? prev_big : CADENCE_NO_GROUP;
+		if (!whole)
+			best_idle = 0;
+		bpf_for (i, 0, nr_big) {
+			idle = pl_big_idle(t, in, first_big + i, &whole);
+			if (whole && (b == CADENCE_NO_GROUP || idle > best_idle)) {
+				b = first_big + i;
+				best_idle = idle;
+			}
+		}
+		if (b != CADENCE_NO_GROUP) {
+			if (b == prev_big && !pl_small_scan(t, in, prev_small, &sc) && sc.whole &&
+			    pl_free(in, in->prev))
+				cpu = in->prev;
+			else
+				cpu = pl_idle_small_in(t, in, b);
+			if (cpu >= 0) {
+				*level = CADENCE_PLACE_IDLE_SMALL;
+				return cpu;
+			}
+		}
+	}
+	/* 4. An idle thread next to prev: its big core, then its LLC. */
+	cpu = pl_near_in(t, in, prev_big, prev_small, &s);
+	if (cpu >= 0) {
+		*level = s == prev_small ? CADENCE_PLACE_NEAR_SMALL : CADENCE_PLACE_NEAR_BIG;
+		return cpu;
+	}
+	bpf_for (i, 0, nr_big) {
+		b = first_big + i;
+		if (b == prev_big)
+			continue;
+		cpu = pl_near_in(t, in, b, CADENCE_NO_GROUP, &s);
+		if (cpu >= 0) {
+			*level = CADENCE_PLACE_NEAR_LLC;
+			return cpu;
+		}
+	}
+any:
+	/* 5. Anything idle the task may use. */
+	cpu = pl_any(t, in);
+	if (cpu >= 0)
+		*level = CADENCE_PLACE_ANY;
+	return cpu;
+}
+
+#endif /* __CADENCE_PLACE_SEARCH_BPF_H */
