@@ -96,8 +96,8 @@ pub struct RunOpts {
     /// freq_max, the frequency a ratio of 1024 stands for: auto, 1c..Nc
     /// (N-core turbo), base, max or MHz. Same as --set freq.max=VALUE; see
     /// `scx_cadence freq-max --list` for this machine's choices.
-    #[clap(long, value_name = "CHOICE")]
-    pub freq_max: Option<String>,
+    #[clap(long, value_name = "CHOICE", value_parser = parse_freq_max)]
+    pub freq_max: Option<freq::FreqMax>,
 
     /// Test only: read APERF/MPERF from the freq_inject map, as if the base
     /// frequency (MPERF's rate) were MHZ. For VMs, which have no APERF/MPERF.
@@ -259,12 +259,15 @@ fn starting_policy(opts: &RunOpts) -> Result<policy::Named> {
     } else {
         named.edited(&opts.assignments).context("--set")?
     };
-    if let Some(choice) = &opts.freq_max {
-        named = named
-            .edited(&[format!("freq.max=\"{}\"", choice.replace('"', ""))])
-            .context("--freq-max")?;
+    if let Some(choice) = opts.freq_max {
+        named = named.with_freq_max(choice);
     }
     Ok(named)
+}
+
+/// clap's parser for --freq-max: the policy's own spelling rules.
+fn parse_freq_max(s: &str) -> Result<freq::FreqMax, String> {
+    s.parse().map_err(|e| format!("{e}"))
 }
 
 /// `freq-max --list`: the running scheduler's choice if one answers on
@@ -272,12 +275,10 @@ fn starting_policy(opts: &RunOpts) -> Result<policy::Named> {
 fn print_freq_max(policy_arg: Option<String>, socket: &Path) -> Result<()> {
     let table = freq::FreqTable::probe();
     let choice = match policy_arg {
-        Some(p) => policy::Named::load(&p)?.policy.freq_max(),
+        Some(p) => policy::Named::load(&p)?.policy.freq.max,
         None => match control::client::send(socket, &control::Request::Get {}) {
-            Ok(reply) => policy::Policy::parse(&reply.policy)?.freq_max(),
-            Err(_) => policy::Named::load(policy::DEFAULT_PRESET)?
-                .policy
-                .freq_max(),
+            Ok(reply) => policy::Policy::parse(&reply.policy)?.freq.max,
+            Err(_) => policy::Named::load(policy::DEFAULT_PRESET)?.policy.freq.max,
         },
     };
     freq::print_list(&table, choice);

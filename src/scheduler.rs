@@ -242,12 +242,7 @@ impl<'a> Scheduler<'a> {
         .with_cpufreq(self.cpu_cpufreq()?);
         m.policy = live.current().name.clone();
         m.policy_generation = live.generation();
-        m.freq_max_mhz = live
-            .freq()
-            .resolve(live.current().policy.freq_max())
-            .ok()
-            .and_then(|r| r.mhz)
-            .unwrap_or(0) as u64;
+        m.freq_max_mhz = live.built().freq_max_mhz.into();
         m.cpufreq_driver = self.governors.summary();
         m.cpufreq_hint_cpus = self.governors.applied_cpus as u64;
         Ok(m)

@@ -120,7 +120,13 @@ fn kernel_without_sched_ext_is_refused_in_one_line() {
 
 #[test]
 fn unknown_freq_max_lists_the_valid_spellings() {
-    let line = refused(&["--freq-max", "warp"]);
+    // clap parses --freq-max into the policy's type, so a spelling it does
+    // not know is a usage error (exit 2), like an unknown option.
+    let out = scx_cadence(&["--freq-max", "warp"]);
+    assert_eq!(out.status.code(), Some(2));
+    let lines = stderr_lines(&out);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    let line = &lines[0];
     assert!(line.contains("unknown freq_max `warp`"), "{line}");
     assert!(
         line.contains("auto, 1c..255c (N-core turbo), base, max or a frequency in MHz"),

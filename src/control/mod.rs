@@ -51,6 +51,9 @@ pub struct Reply {
     pub name: String,
     /// The policy in force, as TOML.
     pub policy: String,
+    /// The same policy as BPF holds it (struct cadence_policy by field).
+    #[serde(default)]
+    pub bpf: std::collections::BTreeMap<String, u64>,
 }
 
 impl Reply {

@@ -7,6 +7,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use anyhow::{Result, bail};
+use serde::{Deserialize, Serialize};
 
 /// Lowest and highest MHz accepted as an explicit freq_max: below 100 MHz
 /// or above 10 GHz no x86 or Arm CPU has run; anything outside is a typo.
@@ -16,7 +17,10 @@ pub const MHZ_RANGE: std::ops::RangeInclusive<u32> = 100..=10_000;
 /// sizes (MSR_TURBO_RATIO_LIMIT1) reach 255 cores.
 pub const MAX_TURBO_CORES: u32 = 255;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// In a policy's TOML it is a string as `--freq-max` takes it, or MHz as an
+/// integer; it is written back as the string (`max = "2800"`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "FreqMaxText", into = "String")]
 pub enum FreqMax {
     /// 4c where turbo ratios can be read (the seed's choice), else max.
     Auto,
@@ -64,6 +68,33 @@ impl FromStr for FreqMax {
             return Ok(FreqMax::Mhz(mhz));
         }
         bail!("unknown freq_max `{s}`: expected {SYNTAX}")
+    }
+}
+
+/// freq.max as TOML may spell it.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum FreqMaxText {
+    Word(String),
+    Mhz(i64),
+}
+
+impl TryFrom<FreqMaxText> for FreqMax {
+    type Error = String;
+    fn try_from(t: FreqMaxText) -> Result<Self, String> {
+        match t {
+            FreqMaxText::Word(s) => s.parse().map_err(|e| format!("{e}")),
+            FreqMaxText::Mhz(m) => match u32::try_from(m) {
+                Ok(m) if MHZ_RANGE.contains(&m) => Ok(FreqMax::Mhz(m)),
+                _ => Err(format!("{m} MHz is out of range: expected {SYNTAX}")),
+            },
+        }
+    }
+}
+
+impl From<FreqMax> for String {
+    fn from(f: FreqMax) -> String {
+        f.to_string()
     }
 }
 

@@ -9,7 +9,6 @@ use anyhow::{Result, bail};
 
 use super::choice::FreqMax;
 use super::{msr, sysfs};
-use crate::bpf_intf;
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct FreqTable {
@@ -68,14 +67,6 @@ impl Resolved {
             (Some(m), Some(k)) if k > 0 => ((m as u64 * 1024) / k as u64) as u32,
             _ => 1024,
         }
-    }
-
-    /// The policy's freq fields.
-    pub fn fill(&self, table: &FreqTable, pol: &mut bpf_intf::cadence_policy) {
-        pol.freq_max_ratio = self.freq_max_ratio(table);
-        pol.cpuperf_scale = self.cpuperf_scale(table);
-        pol.cpufreq_scale = self.cpufreq_scale(table);
-        pol.freq_max_mhz = self.mhz.unwrap_or(0);
     }
 }
 

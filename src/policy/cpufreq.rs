@@ -5,16 +5,14 @@
 use anyhow::{Result, bail};
 use serde::{Deserialize, Serialize};
 
-use super::schema::CPUFREQ_MODES;
-use crate::bpf_intf;
+use super::CpufreqMode;
 use crate::freq::FreqTable;
 
 /// cpufreq targets and their deadband. Ranges are in schema.rs.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Cpufreq {
-    /// util, performance or powersave (schema::CPUFREQ_MODES).
-    pub mode: String,
+    pub mode: CpufreqMode,
     /// Total headroom over util, percent; 125 is schedutil's.
     pub headroom_pct: u64,
     /// The pcc-style floor: the minimum while util < fmin / freq_max.
@@ -40,17 +38,9 @@ pub enum FloorOff {
 }
 
 impl Cpufreq {
-    /// enum cadence_cpufreq_mode of `mode` (the schema checked the word).
-    fn mode_bpf(&self) -> u32 {
-        CPUFREQ_MODES
-            .iter()
-            .position(|m| *m == self.mode)
-            .expect("cpufreq.mode was checked when parsed") as u32
-    }
-
     /// The floor is asked for: it is on, and targets follow util.
     fn wants_floor(&self) -> bool {
-        self.floor && self.mode == "util"
+        self.floor && self.mode == CpufreqMode::Util
     }
 
     /// fmin for the floor: the policy's, else the machine's.
@@ -89,23 +79,6 @@ impl Cpufreq {
             return Some(FloorOff::NoFmin);
         }
         fmax_mhz.is_none().then_some(FloorOff::NoFmax)
-    }
-
-    /// Fills the policy's perf fields; cpufreq_scale comes with freq_max.
-    pub fn fill(
-        &self,
-        freq: &FreqTable,
-        fmax_mhz: Option<u32>,
-        pol: &mut bpf_intf::cadence_policy,
-    ) -> Result<()> {
-        pol.cpufreq_mode = self.mode_bpf();
-        pol.cpufreq_headroom_pct = self.headroom_pct as u32;
-        pol.cpufreq_floor_util = self.floor_util(freq, fmax_mhz)?;
-        pol.cpufreq_band = self.band as u32;
-        pol.cpufreq_interval_ns = self.interval_us * 1000;
-        pol.cpufreq_down_hold_ns = self.down_hold_us * 1000;
-        pol.cpufreq_iowait_boost = self.legacy_iowait_boost as u32;
-        Ok(())
     }
 }
 

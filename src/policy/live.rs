@@ -16,6 +16,8 @@ use crate::freq::FreqTable;
 /// The policy the scheduler runs with.
 pub struct Live {
     current: Named,
+    /// What `current` became for BPF (to_bpf.rs), as written.
+    built: bpf_intf::cadence_policy,
     generation: u64,
     /// This machine's frequencies, which freq.max resolves against.
     freq: FreqTable,
@@ -25,9 +27,10 @@ impl Live {
     /// The first policy; it reaches BPF with write() before attaching. An
     /// error if its freq.max is not available on this machine.
     pub fn new(first: Named, freq: FreqTable) -> Result<Self> {
-        first.policy.to_bpf(&freq).context("the starting policy")?;
+        let built = first.policy.to_bpf(&freq).context("the starting policy")?;
         Ok(Self {
             current: first,
+            built,
             generation: 1,
             freq,
         })
@@ -45,11 +48,15 @@ impl Live {
         self.generation
     }
 
+    /// The policy in force as BPF reads it.
+    pub fn built(&self) -> &bpf_intf::cadence_policy {
+        &self.built
+    }
+
     /// Writes the policy in force into the BPF maps (at load, and again after
     /// a hotplug re-attach, which starts with fresh maps).
     pub fn write(&self, slot_map: &impl MapCore, state_map: &impl MapCore) -> Result<()> {
-        let policy = self.current.policy.to_bpf(&self.freq)?;
-        write_maps(slot_map, state_map, policy, self.generation)
+        write_maps(slot_map, state_map, self.built, self.generation)
     }
 
     /// Puts @next in force as the next generation; on error nothing changes.
@@ -71,6 +78,7 @@ impl Live {
             warn!("{note}");
         }
         self.current = next;
+        self.built = policy;
         self.generation = generation;
         info!(
             "policy {} in force (generation {generation})",
@@ -125,6 +133,7 @@ impl Live {
             generation: self.generation,
             name: self.current.name.clone(),
             policy: self.current.policy.to_toml(),
+            bpf: super::bpf_fields(&self.built),
         }
     }
 }

@@ -5,20 +5,23 @@
 //! a message naming the field, the value and what is allowed (schema.rs).
 //! Three presets ship inside the binary (presets/).
 
+mod choices;
 mod cpufreq;
 mod live;
 mod schema;
+mod to_bpf;
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 
+pub use choices::{CpufreqMode, PlaceOrder};
 pub use cpufreq::Cpufreq;
 pub use live::Live;
 pub use schema::FIELDS;
+pub use to_bpf::fields as bpf_fields;
 
-use crate::bpf_intf;
 use crate::freq::{FreqMax, FreqTable};
 
 /// Slice lengths and the sleeper-credit bound.
@@ -35,16 +38,16 @@ pub struct Slice {
 #[serde(deny_unknown_fields)]
 pub struct Placement {
     pub idle_core_first: bool,
-    /// small_core or core (schema::PLACE_ORDERS).
-    pub order: String,
+    pub order: PlaceOrder,
 }
 
 /// Frequency: what a ratio of 1024 stands for.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Freq {
-    /// A FreqMax spelling (checked by the schema): auto, Nc, base, max, MHz.
-    pub max: String,
+    /// auto, Nc, base, max or MHz; which exist is checked against the
+    /// machine when the policy is put in force (to_bpf).
+    pub max: FreqMax,
 }
 
 /// Every tunable. Values are checked when parsed; a Policy is always valid.
@@ -151,38 +154,10 @@ impl Policy {
         toml::to_string(self).expect("a policy always serializes")
     }
 
-    /// The freq_max choice (the schema checked its spelling).
-    pub fn freq_max(&self) -> FreqMax {
-        self.freq
-            .max
-            .parse()
-            .expect("freq.max was checked when parsed")
-    }
-
-    /// The policy as the BPF side reads it (struct cadence_policy), with
-    /// freq_max resolved against this machine's frequencies; an error names
-    /// the choices the machine has.
-    pub fn to_bpf(&self, freq: &FreqTable) -> Result<bpf_intf::cadence_policy> {
-        // SAFETY: a bindgen struct of integers: all zeroes is a valid value.
-        let mut pol: bpf_intf::cadence_policy = unsafe { std::mem::zeroed() };
-        pol.slice_max_ns = self.slice.max_us * 1000;
-        pol.slice_min_ns = self.slice.min_us * 1000;
-        pol.slice_lag_ns = self.slice.lag_us * 1000;
-        pol.idle_core_first = self.placement.idle_core_first as u32;
-        pol.place_order = schema::PLACE_ORDERS
-            .iter()
-            .position(|o| *o == self.placement.order)
-            .expect("placement.order was checked when parsed") as u32;
-        let fmax = freq.resolve(self.freq_max())?;
-        fmax.fill(freq, &mut pol);
-        self.cpufreq.fill(freq, fmax.mhz, &mut pol)?;
-        Ok(pol)
-    }
-
     /// A line saying that a feature the policy asks for is off on this
     /// machine, if one is.
     pub fn note(&self, freq: &FreqTable) -> Option<&'static str> {
-        let fmax = freq.resolve(self.freq_max()).ok()?.mhz;
+        let fmax = freq.resolve(self.freq.max).ok()?.mhz;
         self.cpufreq.floor_off(freq, fmax).map(|f| f.describe())
     }
 }
@@ -240,6 +215,16 @@ impl Named {
             source: self.source.clone(),
             policy,
         })
+    }
+
+    /// This policy with freq.max set to @choice (`--freq-max`), marked as
+    /// edited like `edited`. Whether the machine has it is checked when the
+    /// policy is put in force.
+    pub fn with_freq_max(&self, choice: FreqMax) -> Self {
+        let mut next = self.clone();
+        next.policy.freq.max = choice;
+        next.name = format!("{}*", self.name.trim_end_matches('*'));
+        next
     }
 
     /// Loads the policy again from where it came from (SIGHUP).

@@ -2,8 +2,10 @@
 //! Parsing checks user input against this list, so an error can always name
 //! the field, the value and what is allowed.
 
+use super::choices::{Choice, CpufreqMode, PlaceOrder};
+
 /// What a field holds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug)]
 pub enum Kind {
     /// An integer in min..=max, in @unit.
     Int {
@@ -13,8 +15,8 @@ pub enum Kind {
     },
     /// true or false.
     Bool,
-    /// One of a fixed list of words.
-    Choice { values: &'static [&'static str] },
+    /// One of a fixed list of words (a choices.rs type's).
+    Choice { values: fn() -> Vec<&'static str> },
     /// A freq_max choice: a string (auto, Nc, base, max, MHz) or MHz as an
     /// integer; stored as the string.
     FreqMax,
@@ -75,7 +77,7 @@ pub const FIELDS: &[Field] = &[
     Field {
         key: "placement.order",
         kind: Kind::Choice {
-            values: &PLACE_ORDERS,
+            values: PlaceOrder::words,
         },
         doc: "small_core: spread over small cores first (POWER9 halves, E-core clusters); core: the plain prev/idle-core order, for comparison",
     },
@@ -89,7 +91,7 @@ pub const FIELDS: &[Field] = &[
     Field {
         key: "cpufreq.mode",
         kind: Kind::Choice {
-            values: &CPUFREQ_MODES,
+            values: CpufreqMode::words,
         },
         doc: "How each CPU's cpufreq target is chosen: util (from invariant util), performance (always 1024), powersave (always the minimum)",
     },
@@ -161,12 +163,6 @@ pub const FIELDS: &[Field] = &[
     },
 ];
 
-/// placement.order's words, in enum cadence_place_order order.
-pub const PLACE_ORDERS: [&str; 2] = ["small_core", "core"];
-
-/// cpufreq.mode's words, in enum cadence_cpufreq_mode order.
-pub const CPUFREQ_MODES: [&str; 3] = ["util", "performance", "powersave"];
-
 /// The field with dotted key @key.
 pub fn field(key: &str) -> Option<&'static Field> {
     FIELDS.iter().find(|f| f.key == key)
@@ -194,6 +190,7 @@ impl Kind {
             }
             (Kind::Bool, toml::Value::Boolean(_)) => Ok(()),
             (Kind::Choice { values }, toml::Value::String(s)) => {
+                let values = values();
                 if values.contains(&s.as_str()) {
                     Ok(())
                 } else {
@@ -246,7 +243,7 @@ impl Kind {
         match self {
             Kind::Int { min, max, unit } => format!("an integer in {min}..={max} ({unit})"),
             Kind::Bool => "true or false".to_string(),
-            Kind::Choice { values } => format!("one of {}", values.join(", ")),
+            Kind::Choice { values } => format!("one of {}", values().join(", ")),
             Kind::FreqMax => crate::freq::choice::SYNTAX.to_string(),
         }
     }

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use proptest::prelude::*;
 
+use super::choices::Choice;
 use super::*;
 
 /// Every leaf of @t as a dotted key.
@@ -156,6 +157,43 @@ fn to_bpf_converts_microseconds_to_nanoseconds() {
     assert_eq!(b.idle_core_first, 0);
 }
 
+/// The words reach BPF as the C enums number them (bpf/intf_place.h:
+/// CADENCE_ORDER_CORE = 1; bpf/intf_cpufreq.h: CADENCE_CPUFREQ_MODE_*
+/// = 0, 1, 2), and the presets say what their files say.
+#[test]
+fn words_reach_bpf_as_the_c_enums_number_them() {
+    let table = crate::freq::FreqTable::default();
+    let p = Named::load("balanced").unwrap().policy;
+    let bpf = |a: &str| p.with_assignments(&[a]).unwrap().to_bpf(&table).unwrap();
+    assert_eq!(bpf("placement.order=small_core").place_order, 0);
+    assert_eq!(bpf("placement.order=core").place_order, 1);
+    assert_eq!(bpf("cpufreq.mode=util").cpufreq_mode, 0);
+    assert_eq!(bpf("cpufreq.mode=performance").cpufreq_mode, 1);
+    assert_eq!(bpf("cpufreq.mode=powersave").cpufreq_mode, 2);
+    // presets/performance.toml: max_us = 6000, headroom_pct = 160.
+    let perf = Named::load("performance").unwrap().policy;
+    let b = perf.to_bpf(&table).unwrap();
+    assert_eq!((b.slice_max_ns, b.cpufreq_headroom_pct), (6_000_000, 160));
+}
+
+/// `ctl get` names every field of struct cadence_policy: 5 u64 and 11 u32
+/// fields and 4 bytes of padding make its 88 bytes. A field added to the
+/// C struct changes the size and fails here until bpf_fields() has it.
+#[test]
+fn bpf_fields_name_every_field_of_the_struct() {
+    assert_eq!(std::mem::size_of::<crate::bpf_intf::cadence_policy>(), 88);
+    let pol = Named::load("balanced")
+        .unwrap()
+        .policy
+        .to_bpf(&crate::freq::FreqTable::default())
+        .unwrap();
+    let f = bpf_fields(&pol);
+    assert_eq!(f.len(), 16);
+    assert_eq!(f["slice_max_ns"], pol.slice_max_ns);
+    assert_eq!(f["cpufreq_down_hold_ns"], pol.cpufreq_down_hold_ns);
+    assert_eq!(f["place_order"], u64::from(pol.place_order));
+}
+
 fn corpus() -> Vec<(PathBuf, String)> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus/policy");
     let mut files: Vec<_> = std::fs::read_dir(&dir)
@@ -276,11 +314,11 @@ proptest! {
             slice: Slice { max_us: max, min_us: min, lag_us: lag },
             placement: Placement {
                 idle_core_first,
-                order: schema::PLACE_ORDERS[place_order].to_string(),
+                order: PlaceOrder::WORDS[place_order].0,
             },
-            freq: Freq { max: freq_max },
+            freq: Freq { max: freq_max.parse().unwrap() },
             cpufreq: Cpufreq {
-                mode: schema::CPUFREQ_MODES[mode].to_string(),
+                mode: CpufreqMode::WORDS[mode].0,
                 headroom_pct,
                 floor,
                 min_mhz,
@@ -315,8 +353,19 @@ fn edits_keep_the_source_and_mark_the_name_once() {
 fn freq_max_is_checked_by_spelling_and_normalized() {
     let p = Named::load("balanced").unwrap().policy;
     let set = p.with_assignments(&["freq.max=2400"]).unwrap();
-    assert_eq!(set.freq.max, "2400");
-    assert_eq!(p.with_assignments(&["freq.max=4C"]).unwrap().freq.max, "4c");
+    assert_eq!(set.freq.max, FreqMax::Mhz(2400));
+    assert!(
+        set.to_toml().contains("max = \"2400\""),
+        "{}",
+        set.to_toml()
+    );
+    let turbo = p.with_assignments(&["freq.max=4C"]).unwrap();
+    assert_eq!(turbo.freq.max, FreqMax::Turbo(4));
+    assert!(
+        turbo.to_toml().contains("max = \"4c\""),
+        "{}",
+        turbo.to_toml()
+    );
     let e = p.with_assignments(&["freq.max=turbo"]).unwrap_err();
     assert!(
         format!("{e:#}").contains("unknown freq_max `turbo`"),

@@ -5,7 +5,6 @@ import json
 import os
 import socket
 import subprocess
-import tomllib
 
 PIN_DIR = os.environ.get("PIN_DIR", "/sys/fs/bpf/scx_cadence")
 CTL_SOCKET = os.environ.get("CTL_SOCKET", "/run/scx_cadence/ctl.sock")
@@ -79,41 +78,3 @@ def bpf_policy():
 def cpu_generations():
     """Each CPU's policy copy generation, from the per-CPU map."""
     return {v["cpu"]: v["value"]["generation"] for v in dump("policy_cpu")[0]["values"]}
-
-
-def expected_bpf(policy_toml: str) -> dict:
-    """The struct cadence_policy fields the BPF slot must hold for a policy."""
-    p = tomllib.loads(policy_toml)
-    return {
-        "slice_max_ns": p["slice"]["max_us"] * 1000,
-        "slice_min_ns": p["slice"]["min_us"] * 1000,
-        "slice_lag_ns": p["slice"]["lag_us"] * 1000,
-        "idle_core_first": int(p["placement"]["idle_core_first"]),
-        **expected_freq(p["freq"]["max"]),
-        **expected_cpufreq(p["cpufreq"]),
-        "place_order": ["small_core", "core"].index(p["placement"]["order"]),
-    }
-
-
-def expected_cpufreq(c: dict) -> dict:
-    """The perf fields: the VM has no cpufreq, so no fmin and no floor
-    unless the policy gives cpufreq.min_mhz (none of the swaps does), and
-    cpufreq_scale stays 1024 without a cpuinfo_max_freq."""
-    assert c["min_mhz"] == 0, "the swap policies leave fmin to the machine"
-    return {
-        "cpufreq_mode": ["util", "performance", "powersave"].index(c["mode"]),
-        "cpufreq_headroom_pct": c["headroom_pct"],
-        "cpufreq_scale": 1024,
-        "cpufreq_floor_util": 0,
-        "cpufreq_band": c["band"],
-        "cpufreq_iowait_boost": int(c["legacy_iowait_boost"]),
-        "cpufreq_interval_ns": c["interval_us"] * 1000,
-        "cpufreq_down_hold_ns": c["down_hold_us"] * 1000,
-    }
-
-
-def expected_freq(choice: str) -> dict:
-    """The VM has no MSRs, CPPC or cpufreq: only `auto` resolves, to no
-    frequency, which leaves both ratios at 1024 and freq_max_mhz 0."""
-    assert choice == "auto", f"freq.max {choice} cannot be had in the VM"
-    return {"freq_max_ratio": 1024, "cpuperf_scale": 1024, "freq_max_mhz": 0}
