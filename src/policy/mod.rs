@@ -7,6 +7,7 @@
 
 mod cpufreq;
 mod live;
+mod markdown;
 mod schema;
 
 use std::path::{Path, PathBuf};
@@ -16,6 +17,7 @@ use serde::{Deserialize, Serialize};
 
 pub use cpufreq::Cpufreq;
 pub use live::Live;
+pub use markdown::markdown;
 pub use schema::FIELDS;
 
 use crate::bpf_intf;
