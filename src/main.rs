@@ -148,7 +148,12 @@ pub enum Command {
         per_cpu: bool,
     },
     /// List the policy fields with their allowed values, and the presets.
-    Policies,
+    Policies {
+        /// Print the fields and the presets' values as Markdown tables
+        /// (what docs/policy.md holds).
+        #[clap(long)]
+        markdown: bool,
+    },
     /// Print the CPU hierarchy: NUMA node, LLC, big core, small core.
     Topology {
         /// Describe the machine by hand instead (checked against this
@@ -311,8 +316,12 @@ fn run(opts: Opts) -> Result<()> {
         Some(Command::Stats { format, per_cpu }) => {
             return stats::fetch_once()?.print(&mut std::io::stdout(), format, per_cpu);
         }
-        Some(Command::Policies) => {
-            print_policies();
+        Some(Command::Policies { markdown }) => {
+            if markdown {
+                print!("{}", policy::markdown());
+            } else {
+                print_policies();
+            }
             return Ok(());
         }
         Some(Command::FreqMax { policy, socket, .. }) => return print_freq_max(policy, &socket),

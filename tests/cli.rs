@@ -199,3 +199,50 @@ fn bad_topology_file_is_refused_with_its_line() {
         "{line}"
     );
 }
+
+/// docs/policy.md holds the output of `policies --markdown` between its two
+/// marker comments, so the field reference cannot drift from the schema.
+/// With UPDATE_DOCS=1 the test rewrites that part instead of failing.
+#[test]
+fn policy_doc_is_policies_markdown() {
+    const BEGIN: &str = "<!-- scx_cadence policies --markdown: begin -->\n";
+    const END: &str = "<!-- scx_cadence policies --markdown: end -->";
+    let out = scx_cadence(&["policies", "--markdown"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let table = String::from_utf8(out.stdout).expect("UTF-8 output");
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/policy.md");
+    let doc = std::fs::read_to_string(&path).expect("reading docs/policy.md");
+    let start = doc
+        .find(BEGIN)
+        .expect("docs/policy.md has the begin marker")
+        + BEGIN.len();
+    let end = start
+        + doc[start..]
+            .find(END)
+            .expect("docs/policy.md has the end marker");
+    if doc[start..end] == table {
+        return;
+    }
+    if std::env::var_os("UPDATE_DOCS").is_some() {
+        let new = format!("{}{table}{}", &doc[..start], &doc[end..]);
+        std::fs::write(&path, new).expect("writing docs/policy.md");
+        return;
+    }
+    let (doc_lines, bin_lines): (Vec<&str>, Vec<&str>) =
+        (doc[start..end].lines().collect(), table.lines().collect());
+    let first = (0..doc_lines.len().max(bin_lines.len()))
+        .find(|&i| doc_lines.get(i) != bin_lines.get(i))
+        .unwrap_or(0);
+    panic!(
+        "docs/policy.md differs from `scx_cadence policies --markdown` at table line {}:\n  \
+         doc:    {}\n  binary: {}\nregenerate it with\n  \
+         UPDATE_DOCS=1 cargo test --release --locked --test cli policy_doc",
+        first + 1,
+        doc_lines.get(first).unwrap_or(&"(nothing)"),
+        bin_lines.get(first).unwrap_or(&"(nothing)"),
+    );
+}

@@ -8,6 +8,7 @@
 mod choices;
 mod cpufreq;
 mod live;
+mod markdown;
 mod schema;
 mod to_bpf;
 
@@ -19,6 +20,7 @@ use serde::{Deserialize, Serialize};
 pub use choices::{CpufreqMode, PlaceOrder};
 pub use cpufreq::Cpufreq;
 pub use live::Live;
+pub use markdown::markdown;
 pub use schema::FIELDS;
 pub use to_bpf::fields as bpf_fields;
 

@@ -28,7 +28,7 @@ pub struct Field {
     /// Dotted TOML key: section.name.
     pub key: &'static str,
     pub kind: Kind,
-    /// What it does, for `ctl get --describe` and the README.
+    /// What it does, for `scx_cadence policies` and docs/policy.md.
     pub doc: &'static str,
 }
 

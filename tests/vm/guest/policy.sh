@@ -92,7 +92,7 @@ case_policy_bad_requests() {
 	stop_sched
 }
 
-# Every pinned map dumps with the field names the README documents, the
+# Every pinned map dumps with the field names docs/maps-and-stats.md documents, the
 # scheduler is listed by bpftool, and the pins go away on every exit path.
 case_pinned_maps() {
 	start_sched "$VM_OUT/pins.sched.log" || return 1
@@ -112,7 +112,7 @@ case_pinned_maps() {
 		bpftool map dump pinned "$PIN_DIR/$map" >"$dumpf" || fail "bpftool cannot dump $map" || return 1
 		for field in ${spec#*:}; do
 			grep -q "\"$field\":" "$dumpf" || fail "$map dump has no $field" || return 1
-			grep -q "\`$field\`" "$VM_ROOT/README.md" || fail "README does not document $map.$field" || return 1
+			grep -q "\`$field\`" "$VM_ROOT/docs/maps-and-stats.md" || fail "docs/maps-and-stats.md does not document $map.$field" || return 1
 		done
 	done
 	bpftool struct_ops show | grep -q 'cadence_ops *sched_ext_ops' ||
