@@ -42,6 +42,7 @@ result=$ROOT/bench/results/$date-$commit-cpufreq.md
 	echo "Commit $commit, $rounds rounds, policies interleaved (order rotated each round) in one boot."
 	echo
 	echo "- Host: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)),"
+	# shellcheck source=/dev/null # the machine's file, not ours
 	echo "  $(. /etc/os-release && echo "$PRETTY_NAME"), kernel $(uname -r)."
 	echo "- Guest: QEMU TCG on one host thread, $cpus vCPUs, Debian kernel $SCX_CADENCE_KERNEL_VERSION."
 	echo "- Frequency model (bench/freq_model.py, injected through --test-freq-inject 1000):"

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by the bench scripts (run.sh, cpufreq.sh, placement.sh), which
 # set ROOT and CACHE first.
 

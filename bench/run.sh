@@ -48,6 +48,7 @@ result=$ROOT/bench/results/$date-$(git -C "$ROOT" rev-parse --short HEAD).md
 	echo "(order rotated each round) in one boot."
 	echo
 	echo "- Host: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)),"
+	# shellcheck source=/dev/null # the machine's file, not ours
 	echo "  $(free -g | awk '/Mem:/ { print $2 }') GiB, $(. /etc/os-release && echo "$PRETTY_NAME"), kernel $(uname -r)."
 	echo "- Guest: QEMU TCG on one host thread (no KVM), $cpus vCPUs, 2 GiB, Debian kernel $SCX_CADENCE_KERNEL_VERSION,"
 	echo "  virtme-ng with the host's root file system."

@@ -3,6 +3,8 @@
 
 mod bpf_intf;
 mod bpf_skel;
+#[cfg(test)]
+mod bpf_test_progs;
 mod control;
 mod cpufreq;
 mod freq;

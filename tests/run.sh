@@ -23,9 +23,14 @@ echo "== format and lints"
 cargo fmt --check
 clang-format-19 --dry-run -Werror bpf/*.c bpf/*.h
 cargo clippy --release --locked --all-targets -- -D warnings
+# Every shell script; -x follows the `# shellcheck source=` paths, which
+# are relative to the repository root.
+shellcheck -x .ci/run tests/*.sh tests/vm/*.sh tests/vm/guest/*.sh bench/*.sh
 
 echo "== host tests"
-cargo test --release --locked
+# As root the BPF test programs load; were they to skip (no CAP_BPF), this
+# makes that a failure instead (src/bpf_test_progs.rs).
+SCX_CADENCE_REQUIRE_BPF=1 cargo test --release --locked
 
 echo "== VM tests"
 tests/vm/run.sh

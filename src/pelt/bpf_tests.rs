@@ -4,19 +4,13 @@
 //! Needs root (CAP_BPF + CAP_PERFMON) and any kernel with syscall
 //! programs (5.14+); it does not need sched_ext.
 
-use std::mem::MaybeUninit;
-
-use libbpf_rs::skel::{OpenSkel, SkelBuilder};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 
 use super::model::{self, Op, Outcome, State, Step};
 use super::reference::{Avg, Clock, Pelt};
 use crate::bpf_intf;
-
-pub(super) mod skel {
-    include!(concat!(env!("OUT_DIR"), "/pelt_test_skel.rs"));
-}
+use crate::bpf_test_progs::{self, pelt as skel};
 
 fn avg(a: &bpf_intf::cadence_pelt_avg) -> Avg {
     Avg {
@@ -38,16 +32,10 @@ pub(super) struct BpfPelt {
 }
 
 impl BpfPelt {
-    pub(super) fn load() -> BpfPelt {
-        let open_object = Box::leak(Box::new(MaybeUninit::uninit()));
-        let open = skel::PeltTestSkelBuilder::default()
-            .open(open_object)
-            .expect("opening the PELT test BPF object");
-        let skel = open.load().expect(
-            "loading the PELT test programs failed: these tests need root and a kernel with \
-             BPF syscall programs",
-        );
-        BpfPelt { skel }
+    /// None: skipped, this process may not load BPF (bpf_test_progs).
+    pub(super) fn load() -> Option<BpfPelt> {
+        let skel = bpf_test_progs::load(skel::PeltTestSkelBuilder::default())?;
+        Some(BpfPelt { skel })
     }
 
     pub(super) fn run(&self, start_ns: u64, start: State, steps: &[Step]) -> Outcome {
@@ -130,7 +118,7 @@ const SEQUENCES: u32 = 100_000;
 
 #[test]
 fn bpf_pelt_matches_reference_bit_for_bit() {
-    let bpf = BpfPelt::load();
+    let Some(bpf) = BpfPelt::load() else { return };
     let pelt = Pelt::new();
     let mut runner = TestRunner::new(Config {
         cases: SEQUENCES,
@@ -159,7 +147,7 @@ fn bpf_pelt_matches_reference_bit_for_bit() {
 /// saturation (lost idle time), 1024-ns remainders, the 2016-period cut-off.
 #[test]
 fn bpf_pelt_matches_reference_at_the_edges() {
-    let bpf = BpfPelt::load();
+    let Some(bpf) = BpfPelt::load() else { return };
     let pelt = Pelt::new();
     let edge = |delta_ns, freq_scale, op| Step {
         delta_ns,
@@ -204,7 +192,7 @@ fn bpf_pelt_matches_reference_at_the_edges() {
 /// equals util at 1000 MHz (model_tests.rs checks the numbers themselves).
 #[test]
 fn bpf_seed_example() {
-    let bpf = BpfPelt::load();
+    let Some(bpf) = BpfPelt::load() else { return };
     let pelt = Pelt::new();
     // 1/3 of a CPU at 1000 MHz: 2 ms of work every 6 ms; 64 steps = 192 ms.
     let fast = model::periodic(2_000_000, 4_000_000, 1024, 32);

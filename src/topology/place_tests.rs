@@ -5,19 +5,14 @@
 //! should. Needs root (CAP_BPF); it does not need sched_ext.
 
 use std::collections::BTreeSet;
-use std::mem::MaybeUninit;
 use std::path::Path;
 
-use libbpf_rs::skel::{OpenSkel, SkelBuilder};
 use libbpf_rs::{MapCore, MapFlags};
 
 use super::hierarchy::Hierarchy;
 use super::{file, sysfs, table};
 use crate::bpf_intf::{self, as_bytes};
-
-mod skel {
-    include!(concat!(env!("OUT_DIR"), "/place_test_skel.rs"));
-}
+use crate::bpf_test_progs::{self, place as skel};
 
 use bpf_intf::cadence_place_level as L;
 
@@ -37,23 +32,18 @@ struct Search {
 }
 
 impl Search {
-    fn new(h: &Hierarchy) -> Search {
-        let open_object = Box::leak(Box::new(MaybeUninit::uninit()));
-        let open = skel::PlaceTestSkelBuilder::default()
-            .open(open_object)
-            .expect("opening the placement test BPF object");
-        let skel = open
-            .load()
-            .expect("loading the placement test program failed: these tests need root");
+    /// None: skipped, this process may not load BPF (bpf_test_progs).
+    fn new(h: &Hierarchy) -> Option<Search> {
+        let skel = bpf_test_progs::load(skel::PlaceTestSkelBuilder::default())?;
         let t = table::build(h).unwrap();
         skel.maps
             .place_topo
             .update(&0u32.to_ne_bytes(), as_bytes(&*t), MapFlags::ANY)
             .expect("writing the place_topo map");
-        Search {
+        Some(Search {
             skel,
             nr_cpus: t.nr_cpus,
-        }
+        })
     }
 
     /// Searches for a task last on @prev, the CPUs in @busy not idle, the
@@ -111,7 +101,9 @@ fn two_big_cores() -> Hierarchy {
 
 #[test]
 fn each_level_picks_the_expected_cpu() {
-    let s = Search::new(&two_big_cores());
+    let Some(s) = Search::new(&two_big_cores()) else {
+        return;
+    };
     // 1. prev's whole small core idle.
     assert_eq!(s.run(2, &[], None, true), (2, PREV_SMALL));
     // 2. prev's small core busy: the other, fully idle big core.
@@ -139,7 +131,9 @@ fn each_level_picks_the_expected_cpu() {
 #[test]
 fn another_llc_only_when_nothing_near_is_idle() {
     // POWER9 SMT8 fixture: an LLC per big core.
-    let s = Search::new(&sysfs::read(&fixture("power9-smt8")));
+    let Some(s) = Search::new(&sysfs::read(&fixture("power9-smt8"))) else {
+        return;
+    };
     let near: Vec<u32> = (0..8).collect();
     assert_eq!(s.run(2, &near, None, true), (8, ANY));
     assert_eq!(s.run(2, &[0], None, true), (1, IDLE_SMALL));
@@ -150,7 +144,7 @@ fn four_tasks_from_one_parent_split_two_and_two() {
     // The seed's "optimal placement": one SMT8 big core, the parent on CPU
     // 0, four CPU-bound children placed one after the other.
     let h = file::parse("small 0,2,4,6\nsmall 1,3,5,7\nbig 0-7\n", &online(8)).unwrap();
-    let s = Search::new(&h);
+    let Some(s) = Search::new(&h) else { return };
     let mut busy = vec![0];
     for _ in 0..4 {
         let (cpu, _) = s.run(0, &busy, None, true);
@@ -165,7 +159,9 @@ fn four_tasks_from_one_parent_split_two_and_two() {
 
 #[test]
 fn packing_fills_the_busiest_small_core_first() {
-    let s = Search::new(&two_big_cores());
+    let Some(s) = Search::new(&two_big_cores()) else {
+        return;
+    };
     assert_eq!(s.run(2, &[], None, false), (2, NEAR_SMALL));
     assert_eq!(s.run(2, &[0, 2, 4], None, false), (6, NEAR_SMALL));
     // prev's small core full: its sibling, then the LLC.
@@ -174,12 +170,16 @@ fn packing_fills_the_busiest_small_core_first() {
 
 #[test]
 fn no_smt_and_hybrid_degrade_cleanly() {
-    let s = Search::new(&sysfs::read(&fixture("no-smt")));
+    let Some(s) = Search::new(&sysfs::read(&fixture("no-smt"))) else {
+        return;
+    };
     assert_eq!(s.run(1, &[], None, true), (1, PREV_SMALL));
     assert_eq!(s.run(1, &[1], None, true), (0, IDLE_BIG));
     assert_eq!(s.run(1, &[0, 1, 2, 3], None, true), (-1, BUSY));
     // Hybrid: a busy E-core's cluster mate before a P-core's thread.
-    let s = Search::new(&sysfs::read(&fixture("x86-hybrid")));
+    let Some(s) = Search::new(&sysfs::read(&fixture("x86-hybrid"))) else {
+        return;
+    };
     let busy = [0, 2, 4, 8];
     assert_eq!(s.run(4, &busy, None, true), (5, IDLE_SMALL));
 }
@@ -199,7 +199,9 @@ fn qemu_smt4() -> Hierarchy {
 
 #[test]
 fn single_thread_small_cores_spread_over_big_cores() {
-    let s = Search::new(&qemu_smt4());
+    let Some(s) = Search::new(&qemu_smt4()) else {
+        return;
+    };
     // Four forks from a parent on CPU 0: step 3 takes the freer big core.
     let mut busy = vec![0];
     for _ in 0..4 {
@@ -212,13 +214,18 @@ fn single_thread_small_cores_spread_over_big_cores() {
 
 #[test]
 fn a_running_task_leaves_a_crowded_big_core_and_otherwise_stays() {
-    let s = Search::new(&qemu_smt4());
+    let Some(s) = Search::new(&qemu_smt4()) else {
+        return;
+    };
     // 3 and 1: the task on CPU 2 (counted idle) moves to the freer core.
     assert_eq!(s.run_task(2, &[0, 1, 4], None, true, true), (5, IDLE_SMALL));
     // 2 and 2: nothing is freer, the search returns prev (it stays).
     assert_eq!(s.run_task(1, &[0, 4, 5], None, true, true), (1, IDLE_SMALL));
     // POWER9 halves, 2 and 2 with a transient task next to it: it stays.
-    let s = Search::new(&file::parse("small 0,2,4,6\nsmall 1,3,5,7\n", &online(8)).unwrap());
+    let Some(s) = Search::new(&file::parse("small 0,2,4,6\nsmall 1,3,5,7\n", &online(8)).unwrap())
+    else {
+        return;
+    };
     assert_eq!(
         s.run_task(2, &[0, 4, 1, 3], None, true, true),
         (2, NEAR_SMALL)

@@ -64,11 +64,11 @@ passed=$(cat "$out"/*/results | grep -c '^ok ' || true)
 failed=$(cat "$out"/*/results | grep -c '^FAIL ' || true)
 if [ "$failed" -gt 0 ]; then
 	for dir in "$out"/*/; do
-		for log in $(grep '^FAIL' "$dir/results" | awk '{ sub(":", "", $2); print $2 }'); do
+		while read -r log; do
 			[ -f "$dir/$log.log" ] || continue
 			echo "--- $log.log"
 			tail -n 20 "$dir/$log.log"
-		done
+		done < <(awk '/^FAIL/ { sub(":", "", $2); print $2 }' "$dir/results")
 	done
 fi
 echo "vm: $passed passed, $failed failed"

@@ -22,7 +22,9 @@ APT_PACKAGES=(clang-19 llvm-19 libelf-dev zlib1g-dev pkg-config bpftool
 	libseccomp-dev python3-venv busybox-static procps util-linux xz-utils
 	# udevd: virtme-ng-init needs it to find the virtio-serial ports that carry
 	# the guest command's stdout, stderr and exit code back to the host.
-	udev clang-format-19)
+	udev clang-format-19
+	# tests/run.sh's lint step.
+	shellcheck)
 
 install_apt() {
 	local missing=()
@@ -107,6 +109,7 @@ install_kernel() {
 			"$image" | while read -r name; do
 			case $name in linux-*-"$ver") echo "$name" ;; esac
 		done | sort -u)
+		# shellcheck disable=SC2086 # one package name a line, split on purpose
 		(cd "$kdir/debs" && apt-get "${opts[@]}" download -q $pkgs >/dev/null)
 		for d in "$kdir"/debs/*.deb; do dpkg-deb -x "$d" "$kdir/root"; done
 		rm -rf "$kdir/debs"

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # VM test cases for the base scheduler (issue 2). Sourced by run.sh after
 # lib.sh; each case_* runs in its own shell and fails by returning non-zero.
 

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # VM test cases for cpufreq hints without iowait, with a deadband (issue 5).
 # Sourced by run.sh after lib.sh; each case_* runs in its own shell.
 
@@ -49,6 +50,7 @@ case_cpufreq_injected_util_deadband() {
 	pids=$(hogs)
 	nice -n -10 python3 "$GUEST/cpufreq_inject.py" "$PIN_DIR" "$SCHED"
 	local rc=$?
+	# shellcheck disable=SC2086 # a list of PIDs, split on purpose
 	kill $pids
 	[ $rc -eq 0 ] || fail "the deadband did not do what the policy says (see above)" || return 1
 	attached_throughout "$seq0" || return 1
@@ -83,7 +85,7 @@ while True:
 	sleep 2
 	taskset -c 3 python3 "$GUEST/cpufreq_follows.py" "$PIN_DIR" "$SCHED" "$duty_pid"
 	rc=$?
-	kill $hog_pid $duty_pid
+	kill "$hog_pid" "$duty_pid"
 	[ $rc -eq 0 ] || fail "targets do not follow util (see above)" || return 1
 	attached_throughout "$seq0" || return 1
 	stop_sched
@@ -140,7 +142,7 @@ case_cpufreq_bad_values() {
 	expect_refused "mode" 'cpufreq.mode = "fast" is not allowed' \
 		"$SCHED" ctl set cpufreq.mode=fast || return 1
 	local band
-	band=$(bpftool map dump pinned $PIN_DIR/policy | python3 -c \
+	band=$(bpftool map dump pinned "$PIN_DIR/policy" | python3 -c \
 		'import json,sys; print(json.load(sys.stdin)[0]["value"]["policy"]["cpufreq_band"])')
 	[ "$band" = 32 ] || fail "the policy map's band is $band, not balanced's 32" || return 1
 	stop_sched

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # VM test cases for fairness across queues (issue 11, item 1): tasks in a
 # queue that does not move the vtime frontier (a CPU's own queue of pinned
 # tasks, a second LLC) must not fall behind it. Needs 4 vCPUs.

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Helpers for the test cases that run inside the VM (sourced, not executed).
 # Expects VM_ROOT and VM_OUT from boot.sh.
 
@@ -5,6 +6,7 @@ SCHED=${SCHED:-$VM_ROOT/target/release/scx_cadence}
 SCX=/sys/kernel/sched_ext
 # Where scx_cadence pins its maps (its --pin-dir default).
 PIN_DIR=/sys/fs/bpf/scx_cadence
+# shellcheck disable=SC2034 # used by the case files sourced after this one
 GUEST=$VM_ROOT/tests/vm/guest
 
 sched_state() { cat $SCX/state; }

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # VM test cases for big-core-aware placement (issue 6), in a VM of 8 vCPUs
 # as 2 cores x 4 threads (tests/vm/run.sh boots it with --smp 1,2,4).
 # Sourced by run.sh after lib.sh; each case_* runs in its own shell.

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # VM test cases for policies, hot-swap, pinned maps and stats (issue 3).
 # Sourced by run.sh after lib.sh; each case_* runs in its own shell.
 
@@ -118,23 +119,23 @@ case_pinned_maps() {
 	bpftool struct_ops show | grep -q 'cadence_ops *sched_ext_ops' ||
 		fail "bpftool struct_ops show: $(bpftool struct_ops show)" || return 1
 	stop_sched
-	[ ! -e $PIN_DIR ] || fail "pins left after SIGINT: $(ls $PIN_DIR)" || return 1
+	[ ! -e "$PIN_DIR" ] || fail "pins left after SIGINT: $(ls "$PIN_DIR")" || return 1
 	[ ! -e /run/scx_cadence/ctl.sock ] || fail "socket left after SIGINT" || return 1
 
 	# The kernel ends the scheduler (SysRq-S): the loader exits, pins removed.
 	start_sched "$VM_OUT/pins2.sched.log" || return 1
 	echo S >/proc/sysrq-trigger
 	wait "$SCHED_PID"
-	[ ! -e $PIN_DIR ] || fail "pins left after a kernel-side exit" || return 1
+	[ ! -e "$PIN_DIR" ] || fail "pins left after a kernel-side exit" || return 1
 
 	# kill -9 cannot clean up; the next start removes the stale pins.
 	start_sched "$VM_OUT/pins3.sched.log" || return 1
 	kill -9 "$SCHED_PID"
 	wait "$SCHED_PID" 2>/dev/null
 	wait_state disabled 10 || fail "state $(sched_state) after kill -9" || return 1
-	[ -e $PIN_DIR/policy ] || fail "kill -9 left no pins (nothing to test)" || return 1
+	[ -e "$PIN_DIR/policy" ] || fail "kill -9 left no pins (nothing to test)" || return 1
 	local stale
-	stale=$(find $PIN_DIR -mindepth 1 | wc -l)
+	stale=$(find "$PIN_DIR" -mindepth 1 | wc -l)
 	start_sched "$VM_OUT/pins4.sched.log" || return 1
 	grep -q "removed $stale stale pins" "$VM_OUT/pins4.sched.log" ||
 		fail "the $stale stale pins were not reported: $(grep -i stale "$VM_OUT/pins4.sched.log")" || return 1
@@ -183,7 +184,7 @@ case_second_instance_keeps_control() {
 	out=$("$SCHED" --policy performance 2>&1)
 	[ $? -eq 1 ] && [[ $out == *"already loaded"* ]] || fail "second instance: $out" || return 1
 	"$SCHED" ctl get | grep -q '^generation 2 policy powersave$' || fail "ctl lost after the second instance" || return 1
-	[ "$(bpf_generation)" = "$gen" ] && [ -e $PIN_DIR/policy ] || fail "pins disturbed" || return 1
+	[ "$(bpf_generation)" = "$gen" ] && [ -e "$PIN_DIR/policy" ] || fail "pins disturbed" || return 1
 	stop_sched
 }
 

@@ -48,4 +48,4 @@ for f in "${files[@]}"; do
 done
 rm -f "$VM_OUT/current"
 echo "vm: $passed passed, $failed failed" | tee -a "$VM_OUT/results"
-[ $failed -eq 0 ] && [ $passed -gt 0 ]
+[ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # VM test cases for frequency-invariant utilization (issue 4).
 # Sourced by run.sh after lib.sh; each case_* runs in its own shell.
 
@@ -13,7 +14,7 @@ case_util_source_none_and_views() {
 	pid=$(hog 2 0)
 	sleep 3
 	local util
-	util=$(awk -v p="$pid" '$1 == p { print $3 }' $PIN_DIR/tasks)
+	util=$(awk -v p="$pid" '$1 == p { print $3 }' "$PIN_DIR/tasks")
 	echo "hog util_avg in $PIN_DIR/tasks: $util"
 	"$SCHED" stats --format json >"$VM_OUT/util_none.json"
 	local rc=$?
@@ -40,7 +41,7 @@ case_util_inject_follows_invariance() {
 	local log=$VM_OUT/util_inject.sched.log
 	start_sched "$log" --test-freq-inject 1000 --freq-max 1000 || return 1
 	grep -q "frequency source: inject" "$log" || fail "inject source not reported" || return 1
-	python3 "$GUEST/util_inject.py" $PIN_DIR "$SCHED" || fail "utilization did not follow the injected frequency" || return 1
+	python3 "$GUEST/util_inject.py" "$PIN_DIR" "$SCHED" || fail "utilization did not follow the injected frequency" || return 1
 	stop_sched
 }
 
@@ -62,7 +63,7 @@ case_util_bad_freq_max() {
 	echo "$out"
 	"$SCHED" ctl set freq.max=2000 || fail "ctl set freq.max=2000 was refused" || return 1
 	local ratio
-	ratio=$(bpftool map dump pinned $PIN_DIR/policy | python3 -c \
+	ratio=$(bpftool map dump pinned "$PIN_DIR/policy" | python3 -c \
 		'import json,sys; p=json.load(sys.stdin)[0]["value"]["policy"]; print(p["freq_max_ratio"], p["freq_max_mhz"])')
 	[ "$ratio" = "2048 2000" ] || fail "policy map holds '$ratio', not '2048 2000'" || return 1
 	"$SCHED" freq-max --list | tee "$VM_OUT/freq_list.txt"
