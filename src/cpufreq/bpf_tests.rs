@@ -1,7 +1,7 @@
 //! bpf/cpufreq_target.bpf.h, run in the host kernel through BPF_PROG_TEST_RUN
 //! of bpf/cpufreq_test.bpf.c: the seed's numbers and the deadband's cases, and
 //! random sequences against the Rust reference, verdict for verdict.
-//! Needs root (CAP_BPF); it does not need sched_ext.
+//! Needs CAP_BPF and CAP_PERFMON (skipped without, src/bpf_test_progs.rs); it does not need sched_ext.
 
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};

@@ -1,6 +1,6 @@
 //! bpf/freq_ratio_math.bpf.h (the APERF/MPERF tick of freq_ratio_tick()), run in the
 //! host kernel through BPF_PROG_TEST_RUN of freq_run in
-//! bpf/pelt_test.bpf.c, on a hybrid machine. Needs root (CAP_BPF); it does
+//! bpf/pelt_test.bpf.c, on a hybrid machine. Needs CAP_BPF and CAP_PERFMON (skipped without, src/bpf_test_progs.rs); it does
 //! not need sched_ext.
 //!
 //! The machine (hand-encoded, i7-12700H-like, never measured): MPERF at the

@@ -5,7 +5,7 @@
 //! the kernel does on each callback, kernel/sched/ext.c and fair.c), never
 //! from the BPF code: exact sums where the time stays in one PELT period,
 //! and "a callback that carries no information changes nothing" checks.
-//! Needs root, not sched_ext.
+//! Needs CAP_BPF and CAP_PERFMON (skipped without), not sched_ext.
 
 use crate::bpf_intf;
 use crate::bpf_test_progs::{self, pelt as skel};

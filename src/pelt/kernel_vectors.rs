@@ -5,7 +5,7 @@
 //! accumulate_sum()'s comment in kernel/sched/pelt.c. Each runs through the
 //! BPF code (BPF_PROG_TEST_RUN of bpf/pelt_test.bpf.c); the bounds state
 //! where the kernel's integer truncation lets the result differ from the
-//! real-valued form. Needs root, not sched_ext.
+//! real-valued form. Needs CAP_BPF and CAP_PERFMON (skipped without), not sched_ext.
 
 use super::bpf_tests::BpfPelt;
 use super::model::{Op, State, Step};

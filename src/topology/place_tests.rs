@@ -2,7 +2,7 @@
 //! host kernel through BPF_PROG_TEST_RUN of bpf/place_test.bpf.c on
 //! machines built by the loader's own code (file.rs, sysfs.rs, table.rs)
 //! and hand-made idle masks: each level of the order picks the CPU it
-//! should. Needs root (CAP_BPF); it does not need sched_ext.
+//! should. Needs CAP_BPF and CAP_PERFMON (skipped without, src/bpf_test_progs.rs); it does not need sched_ext.
 
 use std::collections::BTreeSet;
 use std::path::Path;
