@@ -252,3 +252,39 @@ impl FreqSource {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nix::fcntl::{FcntlArg, FdFlag, fcntl};
+    use std::io::Read;
+
+    /// open_event() against the kernel: the msr PMU's tsc event (present
+    /// wherever the PMU is, unlike aperf/mperf in a VM) opens on CPU 0,
+    /// close-on-exec, and counts.
+    #[test]
+    fn an_msr_pmu_event_opens_close_on_exec_and_counts() {
+        let pmu = Path::new(MSR_PMU);
+        let (Ok(ty), Ok(tsc)) = (
+            fs::read_to_string(pmu.join("type")),
+            fs::read_to_string(pmu.join("events/tsc")),
+        ) else {
+            eprintln!("SKIPPED an_msr_pmu_event_opens_close_on_exec_and_counts: no msr PMU");
+            return;
+        };
+        if crate::owned::euid() != 0 {
+            eprintln!("SKIPPED an_msr_pmu_event_opens_close_on_exec_and_counts: needs root");
+            return;
+        }
+        let fd = open_event(ty.trim().parse().unwrap(), event_config(&tsc).unwrap(), 0).unwrap();
+        let flags = fcntl(&fd, FcntlArg::F_GETFD).unwrap();
+        assert!(
+            FdFlag::from_bits_truncate(flags).contains(FdFlag::FD_CLOEXEC),
+            "not close-on-exec"
+        );
+        // A counting event's read(2) is its u64 count (no read_format).
+        let mut count = [0u8; 8];
+        fs::File::from(fd).read_exact(&mut count).unwrap();
+        assert!(u64::from_ne_bytes(count) > 0, "the TSC did not count");
+    }
+}
