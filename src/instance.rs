@@ -4,17 +4,17 @@
 
 use std::fs::File;
 use std::os::unix::fs::OpenOptionsExt;
-use std::os::unix::io::AsRawFd;
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
+use nix::fcntl::{Flock, FlockArg, OFlag};
 
 /// The lock file; the kernel drops the lock when the process ends, however.
 pub const LOCK_FILE: &str = "/run/scx_cadence/instance.lock";
 
 /// Held for the life of the scheduler.
 pub struct InstanceLock {
-    _file: File,
+    _lock: Flock<File>,
 }
 
 /// Creates the directory holding @path (the @what), root-only (0700), if
@@ -35,17 +35,16 @@ impl InstanceLock {
             .truncate(false)
             .write(true)
             // A symlink planted here would make us create or lock its target.
-            .custom_flags(libc::O_NOFOLLOW)
+            .custom_flags(OFlag::O_NOFOLLOW.bits())
             .open(path)
             .with_context(|| format!("opening {}", path.display()))?;
-        // SAFETY: flock on an open descriptor.
-        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
-            bail!(
+        match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
+            Ok(lock) => Ok(Self { _lock: lock }),
+            Err(_) => bail!(
                 "another scx_cadence is running (it holds {})",
                 path.display()
-            );
+            ),
         }
-        Ok(Self { _file: file })
     }
 }
 

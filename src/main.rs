@@ -22,12 +22,14 @@ mod topology;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 use scx_utils::libbpf_clap_opts::LibbpfOpts;
+use signal_hook::SigId;
+use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 
 use crate::stats::Format;
 
@@ -240,21 +242,21 @@ fn spawn_monitor(
 /// Set by SIGHUP; the scheduler's loop reloads the policy and clears it.
 static RELOAD: AtomicBool = AtomicBool::new(false);
 
-extern "C" fn on_sighup(_: libc::c_int) {
-    RELOAD.store(true, Ordering::Relaxed);
+/// SIGINT, SIGTERM and SIGHUP set @shutdown: until the scheduler is
+/// attached (install_sighup), and in --monitor, a SIGHUP stops it too.
+/// Returns the SIGHUP registration, for install_sighup to replace.
+fn install_shutdown(shutdown: &Arc<AtomicBool>) -> Result<SigId> {
+    for sig in [SIGINT, SIGTERM] {
+        signal_hook::flag::register(sig, shutdown.clone())
+            .context("installing the SIGINT/SIGTERM handler")?;
+    }
+    signal_hook::flag::register(SIGHUP, shutdown.clone()).context("installing the SIGHUP handler")
 }
 
-/// SIGHUP reloads the policy. Installed after ctrlc, whose "termination"
-/// feature would otherwise make SIGHUP end the scheduler.
-fn install_sighup() -> Result<()> {
-    let handler: extern "C" fn(libc::c_int) = on_sighup;
-    // SAFETY: the handler only stores to an atomic, which is signal-safe.
-    if unsafe { libc::signal(libc::SIGHUP, handler as libc::sighandler_t) } == libc::SIG_ERR {
-        anyhow::bail!(
-            "installing the SIGHUP handler: {}",
-            std::io::Error::last_os_error()
-        );
-    }
+/// From here on SIGHUP reloads the policy instead of stopping.
+fn install_sighup(stop_on_hup: SigId) -> Result<()> {
+    signal_hook::flag::register(SIGHUP, &RELOAD).context("installing the SIGHUP handler")?;
+    signal_hook::low_level::unregister(stop_on_hup);
     Ok(())
 }
 
@@ -342,9 +344,7 @@ fn run(opts: Opts) -> Result<()> {
     init_logging(opts.verbose)?;
 
     let shutdown = Arc::new(AtomicBool::new(false));
-    let flag = shutdown.clone();
-    ctrlc::set_handler(move || flag.store(true, Ordering::Relaxed))
-        .context("installing the SIGINT/SIGTERM handler")?;
+    let stop_on_hup = install_shutdown(&shutdown)?;
 
     if let Some(secs) = opts.monitor {
         let _ = spawn_monitor(&opts, secs, shutdown)?.join();
@@ -360,7 +360,7 @@ fn run(opts: Opts) -> Result<()> {
     };
     let live = policy::Live::new(first, freq)?;
     preflight::check_all(Path::new(preflight::SCHED_EXT_SYSFS))?;
-    install_sighup()?;
+    install_sighup(stop_on_hup)?;
     if let Some(secs) = opts.stats {
         spawn_monitor(&opts, secs, shutdown.clone())?;
     }

@@ -15,8 +15,7 @@ const STICKY: u32 = 0o1000;
 
 /// The effective uid: the owner of everything this process creates.
 pub fn euid() -> u32 {
-    // SAFETY: geteuid() has no preconditions and cannot fail.
-    unsafe { libc::geteuid() }
+    nix::unistd::geteuid().as_raw()
 }
 
 /// @dir without trailing slashes (so that lstat does not follow a final

@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use libbpf_rs::{MapCore, MapMut, Object};
 use log::{info, warn};
+use nix::mount::{MsFlags, mount};
+use nix::sys::statfs::{BPF_FS_MAGIC, statfs};
 
 /// Where the maps are pinned unless told otherwise.
 pub const DEFAULT_PIN_DIR: &str = "/sys/fs/bpf/scx_cadence";
@@ -35,9 +37,6 @@ fn pinned_names() -> impl Iterator<Item = &'static str> {
     PINNED_MAPS.iter().copied().chain([TASK_VIEW])
 }
 
-/// statfs(2) f_type of a bpffs mount: BPF_FS_MAGIC in include/uapi/linux/magic.h.
-const BPF_FS_MAGIC: i64 = 0xcafe4a11;
-
 /// The pinned maps of one attached instance.
 pub struct Pins {
     dir: PathBuf,
@@ -46,13 +45,8 @@ pub struct Pins {
 
 /// True if @dir is on a bpffs mount.
 fn on_bpffs(dir: &Path) -> bool {
-    let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()) else {
-        return false;
-    };
-    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
-    // SAFETY: c is NUL-terminated, st is a valid statfs buffer.
-    let rc = unsafe { libc::statfs(c.as_ptr(), &mut st) };
-    rc == 0 && st.f_type as i64 == BPF_FS_MAGIC
+    // statfs(2) f_type of a bpffs mount: BPF_FS_MAGIC in include/uapi/linux/magic.h.
+    statfs(dir).is_ok_and(|st| st.filesystem_type() == BPF_FS_MAGIC)
 }
 
 /// Mounts bpffs on /sys/fs/bpf if nothing is mounted there, as bpftool does.
@@ -64,23 +58,14 @@ fn ensure_bpffs(dir: &Path) -> Result<()> {
     if parent != Path::new("/sys/fs/bpf") {
         bail!("{} is not on a bpffs mount", parent.display());
     }
-    let src = c"bpf";
-    let target = c"/sys/fs/bpf";
-    // SAFETY: all pointers are valid NUL-terminated strings.
-    let rc = unsafe {
-        libc::mount(
-            src.as_ptr(),
-            target.as_ptr(),
-            src.as_ptr(),
-            0,
-            std::ptr::null(),
-        )
-    };
-    if rc != 0 {
-        bail!(
-            "mounting bpffs on /sys/fs/bpf: {}",
-            std::io::Error::last_os_error()
-        );
+    if let Err(e) = mount(
+        Some("bpf"),
+        "/sys/fs/bpf",
+        Some("bpf"),
+        MsFlags::empty(),
+        None::<&str>,
+    ) {
+        bail!("mounting bpffs on /sys/fs/bpf: {}", std::io::Error::from(e));
     }
     info!("mounted bpffs on /sys/fs/bpf");
     Ok(())

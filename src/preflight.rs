@@ -44,8 +44,7 @@ pub fn check_no_other_scheduler(sysfs: &Path) -> Result<()> {
 /// All three, in the order a user would fix them.
 pub fn check_all(sysfs: &Path) -> Result<()> {
     check_sched_ext(sysfs)?;
-    // SAFETY: geteuid() has no preconditions and cannot fail.
-    check_root(unsafe { libc::geteuid() })?;
+    check_root(crate::owned::euid())?;
     check_no_other_scheduler(sysfs)
 }
 

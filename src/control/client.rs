@@ -102,9 +102,11 @@ pub fn print(reply: &Reply, show_policy: bool) -> Result<()> {
 mod tests {
     use super::*;
     use crate::owned::tests::Scratch;
+    use nix::sys::socket::{
+        AddressFamily, Backlog, SockFlag, SockType, UnixAddr, bind, listen, socket,
+    };
     use std::io::Read;
-    use std::os::unix::ffi::OsStrExt;
-    use std::os::unix::io::FromRawFd;
+    use std::os::unix::io::AsRawFd;
     use std::os::unix::net::UnixListener;
 
     /// Answers one request at @listener with a good reply, one byte every
@@ -144,29 +146,26 @@ mod tests {
 
     /// A listening socket at @path whose SO_PEERCRED is @uid's: listen(2)
     /// records the credentials of its caller, here a thread that drops to
-    /// @uid alone (the raw syscall, unlike libc's setresuid(), changes only
-    /// the calling thread).
+    /// @uid alone (the raw syscall, unlike libc's setresuid() that nix's
+    /// wraps, changes only the calling thread).
     fn listen_as(path: &Path, uid: u32) -> UnixListener {
         let path = path.to_owned();
         std::thread::spawn(move || {
-            // SAFETY: plain syscalls on a descriptor this thread owns and a
-            // zeroed sockaddr_un filled within its bounds.
-            unsafe {
-                let fd = libc::socket(libc::AF_UNIX, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
-                assert!(fd >= 0);
-                let mut addr: libc::sockaddr_un = std::mem::zeroed();
-                addr.sun_family = libc::AF_UNIX as libc::sa_family_t;
-                let bytes = path.as_os_str().as_bytes();
-                assert!(bytes.len() < addr.sun_path.len());
-                for (d, s) in addr.sun_path.iter_mut().zip(bytes) {
-                    *d = *s as libc::c_char;
-                }
-                let len = std::mem::size_of::<libc::sockaddr_un>() as libc::socklen_t;
-                assert_eq!(libc::bind(fd, (&raw const addr).cast(), len), 0);
-                assert_eq!(libc::syscall(libc::SYS_setresuid, uid, uid, uid), 0);
-                assert_eq!(libc::listen(fd, 1), 0);
-                UnixListener::from_raw_fd(fd)
-            }
+            let fd = socket(
+                AddressFamily::Unix,
+                SockType::Stream,
+                SockFlag::SOCK_CLOEXEC,
+                None,
+            )
+            .unwrap();
+            bind(fd.as_raw_fd(), &UnixAddr::new(&path).unwrap()).unwrap();
+            // SAFETY: setresuid(2) takes three integers and touches no memory.
+            assert_eq!(
+                unsafe { libc::syscall(libc::SYS_setresuid, uid, uid, uid) },
+                0
+            );
+            listen(&fd, Backlog::new(1).unwrap()).unwrap();
+            UnixListener::from(fd)
         })
         .join()
         .unwrap()

@@ -10,10 +10,11 @@ pub mod client;
 pub mod server;
 
 use std::io::{ErrorKind, Read};
-use std::os::unix::io::AsRawFd;
 use std::os::unix::net::UnixStream;
 use std::time::Instant;
 
+use nix::sys::socket::getsockopt;
+use nix::sys::socket::sockopt::PeerCredentials;
 use serde::{Deserialize, Serialize};
 
 /// Where the scheduler listens unless told otherwise.
@@ -88,21 +89,5 @@ impl Read for ReadBy<'_> {
 /// The uid of the process at the other end of @conn (SO_PEERCRED: for a
 /// client, the process that called listen(); for the server, the client).
 pub fn peer_uid(conn: &UnixStream) -> Option<u32> {
-    let mut cred = libc::ucred {
-        pid: 0,
-        uid: 0,
-        gid: 0,
-    };
-    let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
-    // SAFETY: cred and len are valid for writes and sized for SO_PEERCRED.
-    let rc = unsafe {
-        libc::getsockopt(
-            conn.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_PEERCRED,
-            (&mut cred as *mut libc::ucred).cast(),
-            &mut len,
-        )
-    };
-    (rc == 0).then_some(cred.uid)
+    getsockopt(conn, PeerCredentials).ok().map(|c| c.uid())
 }

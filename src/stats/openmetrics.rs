@@ -1,6 +1,12 @@
 //! The stats as one OpenMetrics text exposition (which Prometheus also
 //! reads), for people who scrape: counters are cumulative and carry a
 //! `cpu` label; the machine-wide sum is left to the query.
+//!
+//! Hand-written because scx_stats 1.1.4 has no OpenMetrics writer in Rust:
+//! its `_om_prefix`/`_om_label`/`_om_skip` attributes only feed the
+//! external scripts/scxstats_to_openmetrics.py, which makes every field a
+//! Gauge (no counter with `_total`, no info families) and needs Python's
+//! prometheus_client at run time.
 
 use std::io::Write;
 
