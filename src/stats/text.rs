@@ -9,7 +9,7 @@
 use super::{CpuMetrics, Metrics};
 
 /// @n in at most 5 characters: exact below 10000, else 3 significant digits
-/// (rounded down) and k, M, G, T or P: 12.3k, 123k, 1.23M.
+/// (rounded down) and k, M, G, T, P or E: 12.3k, 123k, 1.23M.
 pub fn compact(n: u64) -> String {
     if n < 10_000 {
         return n.to_string();
@@ -51,11 +51,13 @@ fn percent(part: u64, whole: u64) -> String {
 /// To fit the line, a few steps are one share here and split in `-v`: the
 /// small-core order's three "idle thread near the previous CPU" levels (its
 /// small core, its big core, its LLC) are `near`, and the core order's two
-/// "another LLC" steps (an idle core, an idle CPU) are `any`. select_cpu() counts a task that may run on one CPU only in
-/// the core order's steps `prev` or `busy` whatever the order
-/// (bpf/place.bpf.h, pick_idle_cpu), so under the small-core order those two
-/// are shown as `pinned` while they are not zero. With an order this build
-/// does not know (a reader newer than the server), both orders are shown.
+/// "another LLC" steps (an idle core, an idle CPU) are `any`.
+///
+/// select_cpu() counts a task that may run on one CPU only in the core
+/// order's steps `prev` or `busy` whatever the order (bpf/place.bpf.h,
+/// pick_idle_cpu), so under the small-core order those two are shown as
+/// `pinned` while they are not zero. With an order this build does not know
+/// (a reader newer than the server), both orders are shown.
 fn wake(m: &CpuMetrics, order: &str) -> String {
     let core = [
         ("prev-core", m.select_prev_core),
@@ -132,8 +134,8 @@ mod tests {
     const BRIEF_COLUMNS: usize = 160;
 
     /// One busy CPU's counters over one second of `--stats 1`: every
-    /// counter of both orders non-zero, at rates a loaded 64-CPU machine
-    /// shows (hundreds of wake-ups and enqueues per CPU per second).
+    /// counter of both orders non-zero, each a few hundred per second (so
+    /// the machine's sums run to 5-6 digits, the widest they print).
     fn busy_cpu(i: u64) -> CpuMetrics {
         let mut c = CpuMetrics {
             policy_generation: 3,
