@@ -123,7 +123,8 @@ pub struct RunOpts {
     #[clap(long, value_name = "FILE", hide = true)]
     pub test_wait_after_topology: Option<PathBuf>,
 
-    /// Verbose output, including libbpf's messages.
+    /// Verbose output, including libbpf's messages; with --stats and
+    /// --monitor, every counter instead of the short line.
     #[clap(short = 'v', long)]
     pub verbose: bool,
 
@@ -150,6 +151,9 @@ pub enum Command {
         /// Text format: one line per CPU as well.
         #[clap(long)]
         per_cpu: bool,
+        /// Text format: every counter, not only the short line's.
+        #[clap(short = 'v', long)]
+        verbose: bool,
     },
     /// List the policy fields with their allowed values, and the presets.
     Policies {
@@ -231,9 +235,9 @@ fn spawn_monitor(
         .ok()
         .filter(|d| !d.is_zero())
         .context("the stats interval must be a positive number of seconds")?;
-    let (format, per_cpu) = (opts.format, opts.per_cpu);
+    let (format, per_cpu, verbose) = (opts.format, opts.per_cpu, opts.verbose);
     Ok(std::thread::spawn(move || {
-        if let Err(e) = stats::monitor(intv, format, per_cpu, shutdown) {
+        if let Err(e) = stats::monitor(intv, format, per_cpu, verbose, shutdown) {
             log::warn!("stats monitor stopped: {e:#}");
         }
     }))
@@ -317,8 +321,12 @@ fn print_policies() {
 fn run(opts: Opts) -> Result<()> {
     match opts.command {
         Some(Command::Ctl { socket, action }) => return run_ctl(&socket, action),
-        Some(Command::Stats { format, per_cpu }) => {
-            return stats::fetch_once()?.print(&mut std::io::stdout(), format, per_cpu);
+        Some(Command::Stats {
+            format,
+            per_cpu,
+            verbose,
+        }) => {
+            return stats::fetch_once()?.print(&mut std::io::stdout(), format, per_cpu, verbose);
         }
         Some(Command::Policies { markdown }) => {
             if markdown {

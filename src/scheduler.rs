@@ -241,6 +241,7 @@ impl<'a> Scheduler<'a> {
         .with_util(self.cpu_util()?)
         .with_cpufreq(self.cpu_cpufreq()?);
         m.policy = live.current().name.clone();
+        m.placement_order = live.current().policy.placement.order.to_string();
         m.policy_generation = live.generation();
         m.freq_max_mhz = live.built().freq_max_mhz.into();
         m.cpufreq_driver = self.governors.summary();

@@ -6,6 +6,7 @@
 mod cpu;
 mod cpufreq;
 mod openmetrics;
+mod text;
 mod util;
 
 use std::collections::BTreeMap;
@@ -38,6 +39,9 @@ pub struct Metrics {
     pub policy: String,
     #[stat(desc = "Generation of the policy in force: 1 at start, +1 per change")]
     pub policy_generation: u64,
+    #[stat(desc = "placement.order of the policy in force: small_core or core")]
+    #[serde(default)]
+    pub placement_order: String,
     #[stat(desc = "Every CPU's counters summed")]
     pub total: CpuMetrics,
     #[stat(desc = "Counters of each CPU, by CPU id")]
@@ -61,7 +65,8 @@ pub struct Metrics {
 /// How a stats reading is printed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
-    /// One line for the machine, and with --per-cpu one per CPU.
+    /// One short line for the machine; with -v every counter, and with
+    /// --per-cpu one line per CPU as well.
     Text,
     /// The scx_stats JSON object, one per line.
     Json,
@@ -133,8 +138,14 @@ impl Metrics {
         }
     }
 
-    /// Human-readable: one line for the machine, then one per CPU.
-    pub fn format<W: Write>(&self, w: &mut W, per_cpu: bool) -> Result<()> {
+    /// Human-readable: the short line (text.rs); with @verbose or @per_cpu
+    /// every counter of the machine on one line, and with @per_cpu one line
+    /// per CPU after it.
+    pub fn format<W: Write>(&self, w: &mut W, per_cpu: bool, verbose: bool) -> Result<()> {
+        if !verbose && !per_cpu {
+            writeln!(w, "{}", text::brief(self))?;
+            return Ok(());
+        }
         writeln!(
             w,
             "[scx_cadence] cpus {} llcs {} restarts {} policy {} (gen {}) freq_max {} | {} | {}{} | {}",
@@ -177,10 +188,16 @@ impl Metrics {
         Ok(())
     }
 
-    /// Prints @self in @format.
-    pub fn print<W: Write>(&self, w: &mut W, format: Format, per_cpu: bool) -> Result<()> {
+    /// Prints @self in @format; @per_cpu and @verbose apply to text.
+    pub fn print<W: Write>(
+        &self,
+        w: &mut W,
+        format: Format,
+        per_cpu: bool,
+        verbose: bool,
+    ) -> Result<()> {
         match format {
-            Format::Text => self.format(w, per_cpu),
+            Format::Text => self.format(w, per_cpu, verbose),
             Format::Json => Ok(writeln!(w, "{}", serde_json::to_string(self)?)?),
             Format::Openmetrics => write_openmetrics(self, w),
         }
@@ -212,6 +229,7 @@ pub fn monitor(
     intv: Duration,
     format: Format,
     per_cpu: bool,
+    verbose: bool,
     shutdown: Arc<AtomicBool>,
 ) -> Result<()> {
     let mut prev: Option<Metrics> = None;
@@ -225,7 +243,7 @@ pub fn monitor(
                 (_, Format::Openmetrics) | (None, _) => cur.clone(),
                 (Some(p), _) => cur.delta(p),
             };
-            shown.print(&mut std::io::stdout(), format, per_cpu)?;
+            shown.print(&mut std::io::stdout(), format, per_cpu, verbose)?;
             prev = Some(cur);
             Ok(())
         },
@@ -289,7 +307,7 @@ mod tests {
     #[test]
     fn text_is_one_line_plus_one_per_cpu() {
         let mut out = Vec::new();
-        sample().format(&mut out, true).unwrap();
+        sample().format(&mut out, true, false).unwrap();
         let text = String::from_utf8(out).unwrap();
         assert_eq!(text.lines().count(), 3, "{text}");
         let first = text.lines().next().unwrap();
@@ -311,14 +329,14 @@ mod tests {
         let mut m = sample();
         m.cpufreq_driver = "cpufreq: no cpufreq driver, hints not applied".into();
         let mut out = Vec::new();
-        m.format(&mut out, false).unwrap();
+        m.format(&mut out, false, true).unwrap();
         let text = String::from_utf8(out).unwrap();
         assert!(
             text.contains("(cpufreq: no cpufreq driver, hints not applied) |"),
             "{text}"
         );
         let mut out = Vec::new();
-        m.print(&mut out, Format::Json, false).unwrap();
+        m.print(&mut out, Format::Json, false, false).unwrap();
         let json = String::from_utf8(out).unwrap();
         assert!(
             json.contains(r#""cpufreq_driver":"cpufreq: no cpufreq driver, hints not applied""#),
@@ -329,7 +347,9 @@ mod tests {
     #[test]
     fn json_round_trips_with_per_cpu_entries() {
         let mut out = Vec::new();
-        sample().print(&mut out, Format::Json, false).unwrap();
+        sample()
+            .print(&mut out, Format::Json, false, false)
+            .unwrap();
         let back: Metrics = serde_json::from_slice(&out).unwrap();
         assert_eq!(back, sample());
     }

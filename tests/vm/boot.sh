@@ -76,5 +76,12 @@ export VM_ROOT='$ROOT' VM_OUT='$out'
 cd '$out' || exit 1
 $*
 EOF
-vng "${verbose[@]}" -r "$SCX_CADENCE_KERNEL" --disable-kvm --cpus "$cpus" --memory "$memory" \
-	--rwdir="$out" --qemu-opts="$qemu" -- sh "$guest_script"
+# QEMU writes the guest's stdout, stderr and console through "file" chardevs
+# that reopen /proc/self/fd/1 and /proc/self/fd/2 with O_TRUNC, each with its
+# own file offset: when both are one regular file (`>log 2>&1`), the first
+# open erases what was there and the streams overwrite each other (a stats
+# line cut by "[WARN] ...", or "[[WARN]" in the demo). Pipes have no offset:
+# hand vng a pipe for each and let cat append to ours. The pipeline waits for
+# both cats, and pipefail keeps vng's exit code.
+{ vng "${verbose[@]}" -r "$SCX_CADENCE_KERNEL" --disable-kvm --cpus "$cpus" --memory "$memory" \
+	--rwdir="$out" --qemu-opts="$qemu" -- sh "$guest_script" 2>&1 >&3 3>&- | cat >&2 3>&-; } 3>&1 | cat

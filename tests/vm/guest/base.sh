@@ -46,7 +46,7 @@ case_mixed_load() {
 	local bad
 	bad=$(kernel_complaints)
 	[ -z "$bad" ] || fail "dmesg: $(echo "$bad" | head -n 3)" || return 1
-	grep -q '^\[scx_cadence\] cpus' "$log" || fail "--stats printed no stats" || return 1
+	grep -q '^balanced gen 1 | util ' "$log" || fail "--stats printed no stats" || return 1
 	stop_sched
 }
 

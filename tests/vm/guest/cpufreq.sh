@@ -156,7 +156,7 @@ case_cpufreq_no_driver_said_once() {
 	local n
 	n=$(grep -c "cpufreq: no cpufreq driver, hints not applied" "$log")
 	[ "$n" = 1 ] || fail "$n start-up lines about cpufreq, not 1: $(grep -i cpufreq "$log")" || return 1
-	"$SCHED" stats | grep -q "(cpufreq: no cpufreq driver, hints not applied)" ||
+	"$SCHED" stats -v | grep -q "(cpufreq: no cpufreq driver, hints not applied)" ||
 		fail "the text stats do not say the hints are not applied" || return 1
 	"$SCHED" stats --format json | python3 -c '
 import json, sys
@@ -182,7 +182,7 @@ case_cpufreq_idle_drops_target() {
 	taskset -c 0 python3 "$GUEST/cpufreq_idle.py" "$PIN_DIR" "$SCHED" ||
 		fail "an idle CPU kept its target (see above)" || return 1
 	attached_throughout "$seq0" || return 1
-	"$SCHED" stats | tee "$VM_OUT/cpufreq_idle_stats.txt"
+	"$SCHED" stats -v | tee "$VM_OUT/cpufreq_idle_stats.txt"
 	grep -qE "rate [0-9]+ idle [1-9]" "$VM_OUT/cpufreq_idle_stats.txt" ||
 		fail "the stats line does not show idle requests" || return 1
 	"$SCHED" stats --format json | python3 -c \

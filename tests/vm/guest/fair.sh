@@ -37,7 +37,7 @@ case_fair_pinned_queue_keeps_up() {
 	kill $pinned $free 2>/dev/null
 	wait $pinned $free 2>/dev/null
 	cat "$VM_OUT/fair_pinned.waits"
-	"$SCHED" stats | grep -o 'enq:[^|]*'
+	"$SCHED" stats -v | grep -o 'enq:[^|]*'
 	attached_since "$seq0" || fail "the scheduler did not stay attached: $(grep -i -m2 'exit\|stall' "$log")" || return 1
 	[ $rc -eq 0 ] || fail "the probe failed (rc $rc)" || return 1
 	[ "$(wc -l <"$VM_OUT/fair_pinned.waits")" -eq 6 ] || fail "the probe woke up fewer than 6 times" || return 1
@@ -64,7 +64,7 @@ case_fair_busy_llcs_balance() {
 	seq0=$(enable_seq)
 	python3 "$GUEST/fair_llcs.py" 0-1 2-3 6 2 15
 	rc=$?
-	"$SCHED" stats | grep -o 'dsp:[^|]*'
+	"$SCHED" stats -v | grep -o 'dsp:[^|]*'
 	attached_since "$seq0" || fail "the scheduler did not stay attached" || return 1
 	[ $rc -eq 0 ] || fail "busy LLCs did not balance (see above)" || return 1
 	stop_sched

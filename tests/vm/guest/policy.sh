@@ -197,10 +197,22 @@ case_stats_formats() {
 	text=$("$SCHED" stats --per-cpu)
 	echo "$text"
 	[ "$(echo "$text" | wc -l)" -eq $((n + 1)) ] || fail "want 1 + $n lines" || return 1
+	# The default line: short, and only the steps of the order in force;
+	# -v has every counter.
+	text=$("$SCHED" stats)
+	echo "$text"
+	[ "$(echo "$text" | wc -l)" -eq 1 ] && [ "${#text}" -le 160 ] || fail "the default line is not one short line" || return 1
+	case $text in
+	"balanced gen 1 | "*" | wake "*" big "*) ;;
+	*) fail "the default line lacks the policy or the small-core steps" || return 1 ;;
+	esac
+	case $text in *llc-core*) fail "the default line shows the core order's steps" || return 1 ;; esac
+	"$SCHED" stats -v | grep -q "wake: prev-core [0-9]* llc-core" || fail "stats -v lacks the core order's steps" || return 1
 	"$SCHED" stats --format json | python3 -c '
 import json, sys
 m = json.load(sys.stdin)
 assert m["policy"] == "balanced" and m["policy_generation"] == 1, m
+assert m["placement_order"] == "small_core", m["placement_order"]
 assert len(m["cpus"]) == m["nr_cpus"], m
 assert m["total"]["enq_pinned"] == sum(c["enq_pinned"] for c in m["cpus"].values())
 # The default small-core order counts its own levels (place_*).
@@ -211,5 +223,14 @@ assert m["cpufreq"]["cpufreq_issued"] == sum(c["cpufreq_issued"] for c in m["cpu
 	tail -n 1 "$VM_OUT/stats.om" | grep -qx '# EOF' || fail "OpenMetrics without # EOF" || return 1
 	grep -q '^scx_cadence_enq_llc_total{cpu="0"} [0-9]*$' "$VM_OUT/stats.om" || fail "no per-CPU counter" || return 1
 	grep -q '^scx_cadence_policy_info{name="balanced"} 1$' "$VM_OUT/stats.om" || fail "no policy info" || return 1
+	# Under the core order the default line shows its steps instead.
+	"$SCHED" ctl set placement.order=core >/dev/null || return 1
+	text=$("$SCHED" stats)
+	echo "$text"
+	case $text in
+	"balanced* gen 2 | "*" | wake "*" prev-core "*" llc-core "*) ;; # * marks an edited policy
+	*) fail "the default line lacks the core order's steps after the switch" || return 1 ;;
+	esac
+	case $text in *" big "* | *" near "*) fail "the default line shows the small-core steps under the core order" || return 1 ;; esac
 	stop_sched
 }
