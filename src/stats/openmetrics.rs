@@ -154,7 +154,7 @@ pub fn write_openmetrics<W: Write>(m: &Metrics, w: &mut W) -> Result<()> {
     for (id, p) in &m.cpu_cpufreq {
         writeln!(
             w,
-            "{PREFIX}_perf_target{{cpu=\"{id}\"}} {}",
+            "{PREFIX}_cpufreq_target{{cpu=\"{id}\"}} {}",
             p.cpufreq_target
         )?;
     }
@@ -183,7 +183,7 @@ pub fn write_openmetrics<W: Write>(m: &Metrics, w: &mut W) -> Result<()> {
             };
             writeln!(
                 w,
-                "{PREFIX}_perf_issued_target_total{{cpu=\"{id}\",le=\"{top}\"}} {n}"
+                "{PREFIX}_cpufreq_issued_target_total{{cpu=\"{id}\",le=\"{top}\"}} {n}"
             )?;
         }
     }
@@ -196,6 +196,7 @@ mod tests {
     use std::collections::{BTreeMap, HashSet};
 
     use super::*;
+    use crate::stats::CpufreqCounters;
 
     fn exposition(m: &Metrics) -> String {
         let mut out = Vec::new();
@@ -217,8 +218,15 @@ mod tests {
             freq_clamped: clamped,
             freq_errors: 0,
         };
+        let cpufreq = |t| CpufreqCounters {
+            cpufreq_target: t,
+            cpufreq_issued: 7,
+            cpufreq_hist: vec![1; 16],
+            ..Default::default()
+        };
         let mut m = Metrics::new(BTreeMap::from([(0, cpu(5)), (2, cpu(9))]), 1, 0)
-            .with_util(BTreeMap::from([(0, util(300, 4)), (2, util(700, 0))]));
+            .with_util(BTreeMap::from([(0, util(300, 4)), (2, util(700, 0))]))
+            .with_cpufreq(BTreeMap::from([(0, cpufreq(400)), (2, cpufreq(900))]));
         m.policy = "my \"odd\" policy".into();
         m.policy_generation = 3;
         m.cpufreq_driver = "cpufreq: intel_pstate active (powersave), hints not applied".into();
