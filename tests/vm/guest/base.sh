@@ -223,7 +223,7 @@ case_monitor() {
 	out=$(timeout -s INT 4 "$SCHED" --monitor 1 2>&1)
 	wait $!
 	echo "$out"
-	echo "$out" | grep -q '^\[scx_cadence\] cpus [0-9]' || fail "no stats from --monitor" || return 1
+	echo "$out" | grep -q '^balanced gen [0-9]* | util ' || fail "no stats from --monitor" || return 1
 	[ "$(enable_seq)" = "$seq" ] && kill -0 "$SCHED_PID" || fail "--monitor disturbed the scheduler" || return 1
 	stop_sched
 }
