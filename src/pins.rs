@@ -32,9 +32,18 @@ pub const PINNED_MAPS: &[&str] = &[
 /// The task util view's iterator link, pinned beside the maps.
 pub const TASK_VIEW: &str = "tasks";
 
-/// Every name scx_cadence pins.
+/// Names earlier releases pinned and this one does not: still ours, so a
+/// stale one left by a killed older instance is removed too. cpu_perf was
+/// renamed cpu_cpufreq (one name per idea).
+const FORMER_PINS: &[&str] = &["cpu_perf"];
+
+/// Every name scx_cadence pins, or pinned before.
 fn pinned_names() -> impl Iterator<Item = &'static str> {
-    PINNED_MAPS.iter().copied().chain([TASK_VIEW])
+    PINNED_MAPS
+        .iter()
+        .copied()
+        .chain([TASK_VIEW])
+        .chain(FORMER_PINS.iter().copied())
 }
 
 /// The pinned maps of one attached instance.
@@ -165,7 +174,13 @@ mod tests {
     #[test]
     fn stale_pins_removed_are_ours_only() {
         let s = Scratch::new("stale-pins");
-        for name in ["policy", "tasks", "other_tool_map", "cpu_cpufreq.bak"] {
+        for name in [
+            "policy",
+            "tasks",
+            "cpu_perf",
+            "other_tool_map",
+            "cpu_cpufreq.bak",
+        ] {
             std::fs::write(s.0.join(name), name).unwrap();
         }
         remove_stale(&s.0).unwrap();
