@@ -97,6 +97,17 @@ fn skip(why: &str, require: bool) {
     let _ = writeln!(std::io::stderr().lock(), "{line}");
 }
 
+/// Skips the running test, which needs root for something other than the
+/// BPF test programs (a perf event, another uid), the same way: one line
+/// past the capture, or a failure under SCX_CADENCE_REQUIRE_BPF.
+pub fn skip_without_root(why: &str) -> bool {
+    if crate::owned::euid() == 0 {
+        return false;
+    }
+    skip(why, required(std::env::var(REQUIRE_ENV).ok().as_deref()));
+    true
+}
+
 /// Opens and loads a test program's skeleton, for the life of the test
 /// process. None (after the skip line) when this process lacks the
 /// privilege to load BPF; any other error panics.

@@ -173,8 +173,7 @@ mod tests {
 
     #[test]
     fn a_server_of_another_user_is_refused() {
-        if crate::owned::euid() != 0 {
-            eprintln!("SKIPPED a_server_of_another_user_is_refused: needs root");
+        if crate::bpf_test_progs::skip_without_root("serving as another uid needs root") {
             return;
         }
         let s = Scratch::new("client-peer");

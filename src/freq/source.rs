@@ -272,8 +272,7 @@ mod tests {
             eprintln!("SKIPPED an_msr_pmu_event_opens_close_on_exec_and_counts: no msr PMU");
             return;
         };
-        if crate::owned::euid() != 0 {
-            eprintln!("SKIPPED an_msr_pmu_event_opens_close_on_exec_and_counts: needs root");
+        if crate::bpf_test_progs::skip_without_root("opening an msr PMU event needs root") {
             return;
         }
         let fd = open_event(ty.trim().parse().unwrap(), event_config(&tsc).unwrap(), 0).unwrap();
