@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 
-pub use choices::{CpufreqMode, PlaceOrder};
+pub use choices::{Choice, CpufreqMode, PlaceOrder};
 pub use cpufreq::Cpufreq;
 pub use live::Live;
 pub use markdown::markdown;

@@ -7,6 +7,7 @@
 //! in `-v`, `--per-cpu`, JSON and OpenMetrics.
 
 use super::{CpuMetrics, Metrics};
+use crate::policy::{Choice, PlaceOrder};
 
 /// @n in at most 5 characters: exact below 10000, else 3 significant digits
 /// (rounded down) and k, M, G, T, P or E: 12.3k, 123k, 1.23M.
@@ -80,11 +81,11 @@ fn wake(m: &CpuMetrics, order: &str) -> String {
         ("busy", m.place_busy),
     ];
     let pinned = m.select_prev_cpu.wrapping_add(m.select_busy);
-    let shown: Vec<(&str, u64)> = match order {
-        "core" => core.to_vec(),
-        "small_core" if pinned == 0 => small.to_vec(),
-        "small_core" => small.into_iter().chain([("pinned", pinned)]).collect(),
-        _ => core.into_iter().chain(small).collect(),
+    let shown: Vec<(&str, u64)> = match PlaceOrder::from_word(order) {
+        Some(PlaceOrder::Core) => core.to_vec(),
+        Some(PlaceOrder::SmallCore) if pinned == 0 => small.to_vec(),
+        Some(PlaceOrder::SmallCore) => small.into_iter().chain([("pinned", pinned)]).collect(),
+        None => core.into_iter().chain(small).collect(),
     };
     let total = shown.iter().fold(0u64, |t, (_, v)| t.wrapping_add(*v));
     let mut s = format!("wake {}", compact(total));
