@@ -1,5 +1,5 @@
 // Compiles bpf/ into the scheduler's skeleton (OUT_DIR/bpf_skel.rs), the
-// test-only PELT, perf and placement programs into OUT_DIR/*_test_skel.rs, and turns
+// test-only PELT, cpufreq and placement programs into OUT_DIR/*_test_skel.rs, and turns
 // bpf/intf.h into Rust bindings (OUT_DIR/bpf_intf.rs). scx_cargo ships the
 // sched_ext headers and vmlinux.h. It runs $BPF_CLANG (default `clang`),
 // which must be clang >= 16: on Debian 12, `export BPF_CLANG=clang-19`.
@@ -25,7 +25,7 @@ fn main() {
         .expect(NO_CLANG)
         .enable_skel("bpf/cpufreq_test.bpf.c", "cpufreq_test")
         .build()
-        .expect("building the BPF perf test program failed");
+        .expect("building the BPF cpufreq test program failed");
     // And for bpf/place_search.bpf.h, the small-core placement search.
     scx_cargo::BpfBuilder::new()
         .expect(NO_CLANG)

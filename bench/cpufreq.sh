@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The cpufreq deadband bench (issue 5): how many perf requests scx_cadence
+# The cpufreq deadband bench (issue 5): how many cpufreq requests scx_cadence
 # issues with the deadband off, with each of its stages alone, and with the
 # balanced preset's whole deadband, for the same sleep/wake-heavy workload
 # and the same injected frequency model, in one VM boot, policies

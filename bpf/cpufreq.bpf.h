@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * cpufreq hints: each CPU's perf target, chosen by cpufreq_target.bpf.h from
+ * cpufreq hints: each CPU's cpufreq target, chosen by cpufreq_target.bpf.h from
  * its frequency-invariant util and passed to scx_bpf_cpuperf_set().
  *
  * Where and on which CPU. Only from ops.running(), ops.tick() and, for the

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The cpufreq perf target of a CPU, and the deadband that decides whether
+ * The cpufreq target of a CPU, and the deadband that decides whether
  * a new target is worth a request. Pure functions of the policy, the
  * CPU's state (struct cadence_cpu_cpufreq), its util and the time: no maps,
  * no kfuncs, so cpufreq_test.bpf.c runs this very code on the host, and

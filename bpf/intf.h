@@ -87,7 +87,7 @@ struct cadence_policy {
 	 * fmin/freq_max exactly; 0: no floor.
 	 */
 	u32 cpufreq_floor_util;
-	/* Hysteresis: the least change of target worth a request (perf units). */
+	/* Hysteresis: the least change of target worth a request (cpuperf units of 1024). */
 	u32 cpufreq_band;
 	/* 1: emulate schedutil's iowait boost (for comparisons only). */
 	u32 cpufreq_iowait_boost;

@@ -26,14 +26,15 @@ enum cadence_cpufreq_consts {
 	 * SCHED_CAPACITY_SCALE / 8, where schedutil's iowait boost starts.
 	 */
 	CADENCE_IOWAIT_BOOST_MIN = 1024 / 8,
-	/* Target histogram: 16 buckets of 64 perf units; 1024 is in the last. */
+	/* Target histogram: 16 buckets of 64 cpuperf units (SCX_CPUPERF_ONE = 1024); 1024 is in the
+	   last. */
 	CADENCE_CPUFREQ_HIST_SHIFT = 6,
 	CADENCE_CPUFREQ_HIST_BUCKETS = 16,
 	/* Steps one syscall test run replays (cpufreq_test.bpf.c). */
 	CADENCE_CPUFREQ_TEST_STEPS = 64,
 };
 
-/* How a CPU's perf target is chosen (the policy's cpufreq.mode). */
+/* How a CPU's cpufreq target is chosen (the policy's cpufreq.mode). */
 enum cadence_cpufreq_mode {
 	/* From frequency-invariant util, with headroom and the deadband. */
 	CADENCE_CPUFREQ_MODE_UTIL = 0,
@@ -99,7 +100,7 @@ struct cadence_cpu_cpufreq {
 	u64 hist[CADENCE_CPUFREQ_HIST_BUCKETS];
 };
 
-/* Test only: a util the perf path reads instead of PELT (per CPU). */
+/* Test only: a util the cpufreq path reads instead of PELT (per CPU). */
 struct cadence_util_inject {
 	u64 util;
 };
@@ -119,7 +120,7 @@ struct cadence_cpufreq_step {
 	u32 __pad;
 };
 
-/* The context of one perf test run: the policy and steps in, verdicts out. */
+/* The context of one cpufreq test run: the policy and steps in, verdicts out. */
 struct cadence_cpufreq_test {
 	struct cadence_policy policy;
 	u64 start_ns;

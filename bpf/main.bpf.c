@@ -37,7 +37,7 @@
  * cpuperf); update_idle() tells each CPU's PELT clock when it idles.
  *
  * cpufreq hints (cpufreq.bpf.h, cpufreq_target.bpf.h). ops.running() and
- * ops.tick() turn the local CPU's invariant util into a perf target with
+ * ops.tick() turn the local CPU's invariant util into a cpufreq target with
  * the policy's headroom, pass it through the deadband (floor, hysteresis,
  * down hold, rate limit) and hand what survives to scx_bpf_cpuperf_set().
  * A CPU going idle asks for its floor at once (update_idle()).
@@ -492,7 +492,7 @@ void BPF_STRUCT_OPS(cadence_dump_cpu, struct scx_dump_ctx *dctx, s32 cpu, bool i
 			     cu->freq_scale, cu->freq_source, cu->cpu_cap);
 	pc = bpf_map_lookup_percpu_elem(&cpu_cpufreq, &zero, cpu);
 	if (pc)
-		scx_bpf_dump("  perf target=%u util=%u issued=%llu boost=%u\n", pc->target,
+		scx_bpf_dump("  cpufreq target=%u util=%u issued=%llu boost=%u\n", pc->target,
 			     pc->util, pc->issued, pc->boost);
 }
 

@@ -15,15 +15,15 @@ use crate::policy::Policy;
 /// One evaluation: @delta_ns pass, then util (and maybe an iowait
 /// wake-up); or, with @idle, the CPU goes idle instead.
 #[derive(Clone, Copy, Debug)]
-struct Step {
+struct Evaluation {
     delta_ns: u64,
     util: u32,
     iowait: bool,
     idle: bool,
 }
 
-fn step(delta_ns: u64, util: u32) -> Step {
-    Step {
+fn step(delta_ns: u64, util: u32) -> Evaluation {
+    Evaluation {
         delta_ns,
         util,
         iowait: false,
@@ -32,8 +32,8 @@ fn step(delta_ns: u64, util: u32) -> Step {
 }
 
 /// @delta_ns pass, then the CPU goes idle.
-fn idle(delta_ns: u64) -> Step {
-    Step {
+fn idle(delta_ns: u64) -> Evaluation {
+    Evaluation {
         idle: true,
         ..step(delta_ns, 0)
     }
@@ -44,7 +44,7 @@ const TICK_NS: u64 = 4_000_000;
 const MS: u64 = 1_000_000;
 
 #[derive(Debug, PartialEq)]
-struct Outcome {
+struct Verdicts {
     verdicts: Vec<Verdict>,
     targets: Vec<u32>,
     state: CpufreqState,
@@ -80,8 +80,8 @@ impl BpfCpufreq {
         pol: &bpf_intf::cadence_policy,
         start_ns: u64,
         tick_ns: u64,
-        steps: &[Step],
-    ) -> Outcome {
+        steps: &[Evaluation],
+    ) -> Verdicts {
         assert!(
             steps.len() <= bpf_intf::cadence_cpufreq_consts_CADENCE_CPUFREQ_TEST_STEPS as usize
         );
@@ -105,7 +105,7 @@ impl BpfCpufreq {
             .expect("BPF_PROG_TEST_RUN of cpufreq_run");
         assert_eq!(ctx.error, 0, "cpufreq_run refused its input");
         let n = steps.len();
-        Outcome {
+        Verdicts {
             verdicts: ctx.verdict[..n].iter().map(|&v| verdict(v)).collect(),
             targets: ctx.target[..n].to_vec(),
             state: CpufreqState::from_bpf(&ctx.state),
@@ -118,8 +118,8 @@ fn reference_run(
     pol: &bpf_intf::cadence_policy,
     start_ns: u64,
     tick_ns: u64,
-    steps: &[Step],
-) -> Outcome {
+    steps: &[Evaluation],
+) -> Verdicts {
     let mut c = CpufreqState::default();
     let mut now = start_ns;
     let (mut verdicts, mut targets) = (Vec::new(), Vec::new());
@@ -132,7 +132,7 @@ fn reference_run(
         });
         targets.push(c.target);
     }
-    Outcome {
+    Verdicts {
         verdicts,
         targets,
         state: c,
@@ -286,7 +286,7 @@ fn headroom_is_not_applied_twice_and_targets_never_exceed_1024() {
         2000,
     );
     pol.cpufreq_scale = 4096;
-    let steps: Vec<Step> = (0..64).map(|i| step(MS, i * 17)).collect();
+    let steps: Vec<Evaluation> = (0..64).map(|i| step(MS, i * 17)).collect();
     let out = bpf.run(&pol, MS, TICK_NS, &steps);
     assert!(out.targets.iter().all(|&t| t <= CPUFREQ_MAX), "{out:?}");
     assert_eq!(out.targets[63], 1024);
@@ -303,13 +303,13 @@ fn legacy_iowait_boost_doubles_then_halves() {
     let Some(bpf) = BpfCpufreq::load() else {
         return;
     };
-    let io = |iowait| Step {
+    let io = |iowait| Evaluation {
         delta_ns: MS,
         util: 0,
         iowait,
         idle: false,
     };
-    let mut steps: Vec<Step> = (0..5).map(|_| io(true)).collect();
+    let mut steps: Vec<Evaluation> = (0..5).map(|_| io(true)).collect();
     steps.extend((0..4).map(|_| io(false)));
     let on = policy(
         &format!("{NO_DEADBAND}legacy_iowait_boost = true\n"),
@@ -326,7 +326,7 @@ fn legacy_iowait_boost_doubles_then_halves() {
     let gap = [
         io(true),
         io(true),
-        Step {
+        Evaluation {
             delta_ns: TICK_NS + 1,
             util: 0,
             iowait: true,
@@ -431,14 +431,14 @@ fn any_policy() -> impl Strategy<Value = bpf_intf::cadence_policy> {
         )
 }
 
-fn any_step() -> impl Strategy<Value = Step> {
+fn any_step() -> impl Strategy<Value = Evaluation> {
     (
         prop_oneof![0u64..MS, MS..30 * MS],
         prop_oneof![0u32..=1024, 1025u32..=5000],
         any::<bool>(),
         prop::bool::weighted(0.2),
     )
-        .prop_map(|(delta_ns, util, iowait, idle)| Step {
+        .prop_map(|(delta_ns, util, iowait, idle)| Evaluation {
             delta_ns,
             util,
             iowait,

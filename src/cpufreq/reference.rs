@@ -1,4 +1,4 @@
-//! The perf target and deadband, as bpf/cpufreq_target.bpf.h specifies them,
+//! The cpufreq target and deadband, as bpf/cpufreq_target.bpf.h specifies them,
 //! in plain Rust. Constants are the kernel's (see bpf/intf_cpufreq.h).
 
 use crate::bpf_intf;

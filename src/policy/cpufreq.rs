@@ -1,4 +1,4 @@
-//! The policy's `[cpufreq]` section: how each CPU's perf target is chosen
+//! The policy's `[cpufreq]` section: how each CPU's cpufreq target is chosen
 //! and the deadband in front of scx_bpf_cpuperf_set() (bpf/cpufreq_target.bpf.h
 //! says what each field does there).
 
@@ -19,7 +19,7 @@ pub struct Cpufreq {
     pub floor: bool,
     /// fmin for the floor, MHz; 0: from this machine's cpufreq.
     pub min_mhz: u64,
-    /// Hysteresis, in perf units of 1024.
+    /// Hysteresis, in cpuperf units of 1024.
     pub band: u64,
     /// Least time between two requests on a CPU.
     pub interval_us: u64,

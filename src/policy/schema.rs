@@ -130,7 +130,7 @@ pub const FIELDS: &[Field] = &[
         kind: Kind::Int {
             min: 0,
             max: 256,
-            unit: "perf units of 1024",
+            unit: "cpuperf units of 1024",
         },
         doc: "Hysteresis: the least change of target worth a request (the ends 0 and 1024 always are)",
     },

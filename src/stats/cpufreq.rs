@@ -153,7 +153,7 @@ impl CpufreqCounters {
         out
     }
 
-    /// "perf 512 req 40 supp db 3 hy 10 hold 2 rate 1 idle 5".
+    /// "cpufreq 512 req 40 supp db 3 hy 10 hold 2 rate 1 idle 5".
     pub fn format(&self) -> String {
         let mut s = format!(
             "cpufreq {} req {} supp db {} hy {} hold {} rate {}",
