@@ -98,7 +98,7 @@ pub struct RunOpts {
     pub help_stats: bool,
 
     /// freq_max, the frequency a ratio of 1024 stands for: auto, 1c..Nc
-    /// (N-core turbo), base, max or MHz. Same as --set freq.max=VALUE; see
+    /// (N-core turbo), base, max or MHz; sets the policy's freq.max. See
     /// `scx_cadence freq-max --list` for this machine's choices.
     #[clap(long, value_name = "CHOICE", value_parser = parse_freq_max)]
     pub freq_max: Option<freq::FreqMax>,
