@@ -89,7 +89,7 @@ static u64 llc_frontier[CADENCE_MAX_LLCS];
 
 /*
  * The frontier slot of DSQ @dsq (cpu_dsq() or llc_dsq()), NULL for any other
- * id. The indices are masked as in topo.bpf.h, for the verifier.
+ * id. The indices are masked for the verifier (masked_index.bpf.h).
  */
 static __always_inline u64 *frontier_of(u64 dsq)
 {
@@ -97,13 +97,11 @@ static __always_inline u64 *frontier_of(u64 dsq)
 
 	if (dsq >= CADENCE_LLC_DSQ_BASE && dsq < CADENCE_LLC_DSQ_BASE + CADENCE_MAX_LLCS) {
 		idx = dsq - CADENCE_LLC_DSQ_BASE;
-		barrier_var(idx);
-		return &llc_frontier[idx & (CADENCE_MAX_LLCS - 1)];
+		return &llc_frontier[llc_index(idx)];
 	}
 	if (dsq < CADENCE_MAX_CPUS) {
 		idx = dsq;
-		barrier_var(idx);
-		return &cpu_frontier[idx & (CADENCE_MAX_CPUS - 1)];
+		return &cpu_frontier[cpu_index(idx)];
 	}
 	return NULL;
 }

@@ -27,6 +27,8 @@
 #ifndef __CADENCE_FREQ_RATIO_MATH_BPF_H
 #define __CADENCE_FREQ_RATIO_MATH_BPF_H
 
+#include "masked_index.bpf.h"
+
 /*
  * Per CPU: its cpuinfo_max_freq over the highest of all CPUs, x1024, set by
  * the loader on hybrid parts only (src/freq/hybrid.rs). 0 or 1024: no change.
@@ -40,9 +42,7 @@ static __always_inline u32 freq_cpu_max_ratio(u32 max_ratio, u32 cpu_cap, s32 cp
 
 	if (cpu_cap >= CADENCE_CAP_SCALE || idx >= CADENCE_MAX_CPUS)
 		return max_ratio;
-	/* Masked behind barrier_var() for the verifier, as in topo.bpf.h. */
-	barrier_var(idx);
-	scale = cpu_freq_max_scale[idx & (CADENCE_MAX_CPUS - 1)];
+	scale = cpu_freq_max_scale[cpu_index(idx)];
 	if (!scale || scale >= CADENCE_CAP_SCALE)
 		return max_ratio;
 	/* A ratio of 0 would give no frequency at all: keep at least 1. */

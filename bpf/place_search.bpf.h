@@ -45,22 +45,7 @@
 #ifndef __CADENCE_PLACE_SEARCH_BPF_H
 #define __CADENCE_PLACE_SEARCH_BPF_H
 
-/*
- * Table indices, masked to the table sizes (powers of two) behind
- * barrier_var() so that clang keeps the mask for the verifier (see
- * topo.bpf.h).
- */
-static __always_inline u32 pl_cpu(u32 i)
-{
-	barrier_var(i);
-	return i & (CADENCE_MAX_CPUS - 1);
-}
-
-static __always_inline u32 pl_llc(u32 i)
-{
-	barrier_var(i);
-	return i & (CADENCE_MAX_LLCS - 1);
-}
+#include "masked_index.bpf.h"
 
 /* Bit @cpu of a CPU bitmap. */
 static __always_inline bool pl_bit(const u64 *words, u32 cpu)
@@ -87,7 +72,7 @@ __noinline int pl_small_scan(const struct cadence_topo *t, const struct cadence_
 
 	if (!t || !in || !out)
 		return -1;
-	n = t->small_nr_cpus[pl_cpu(s)];
+	n = t->small_nr_cpus[cpu_index(s)];
 	out->first = -1;
 	out->idle = 0;
 	out->whole = true;
@@ -95,7 +80,7 @@ __noinline int pl_small_scan(const struct cadence_topo *t, const struct cadence_
 		n = CADENCE_MAX_SMT;
 	bpf_for (i, 0, n) {
 		barrier_var(i);
-		cpu = t->small_cpus[pl_cpu(s)][i & (CADENCE_MAX_SMT - 1)];
+		cpu = t->small_cpus[cpu_index(s)][i & (CADENCE_MAX_SMT - 1)];
 		if (!pl_bit(in->idle, cpu)) {
 			out->whole = false;
 			continue;
@@ -118,8 +103,8 @@ __noinline s32 pl_idle_big(const struct cadence_topo *t, const struct cadence_pl
 
 	if (!t || !in)
 		return -1;
-	first = t->big_first_small[pl_cpu(b)];
-	n = t->big_nr_small[pl_cpu(b)];
+	first = t->big_first_small[cpu_index(b)];
+	n = t->big_nr_small[cpu_index(b)];
 	bpf_for (i, 0, n) {
 		if (pl_small_scan(t, in, first + i, &sc) || !sc.whole)
 			return -1;
@@ -138,8 +123,8 @@ __noinline s32 pl_idle_small_in(const struct cadence_topo *t, const struct caden
 
 	if (!t || !in)
 		return -1;
-	first = t->big_first_small[pl_cpu(b)];
-	n = t->big_nr_small[pl_cpu(b)];
+	first = t->big_first_small[cpu_index(b)];
+	n = t->big_nr_small[cpu_index(b)];
 	bpf_for (i, 0, n) {
 		if (pl_small_scan(t, in, first + i, &sc))
 			return -1;
@@ -162,8 +147,8 @@ __noinline u32 pl_big_idle(const struct cadence_topo *t, const struct cadence_pl
 	if (!t || !in || !whole)
 		return 0;
 	*whole = false;
-	first = t->big_first_small[pl_cpu(b)];
-	n = t->big_nr_small[pl_cpu(b)];
+	first = t->big_first_small[cpu_index(b)];
+	n = t->big_nr_small[cpu_index(b)];
 	bpf_for (i, 0, n) {
 		if (pl_small_scan(t, in, first + i, &sc))
 			return 0;
@@ -196,8 +181,8 @@ __noinline s32 pl_near_in(const struct cadence_topo *t, const struct cadence_pla
 
 	if (!t || !in || !small)
 		return -1;
-	first = t->big_first_small[pl_cpu(b)];
-	n = t->big_nr_small[pl_cpu(b)];
+	first = t->big_first_small[cpu_index(b)];
+	n = t->big_nr_small[cpu_index(b)];
 	bpf_for (i, 0, n) {
 		s = first + i;
 		if (pl_small_scan(t, in, s, &sc) || !sc.idle)
@@ -214,7 +199,7 @@ __noinline s32 pl_near_in(const struct cadence_topo *t, const struct cadence_pla
 			*small = s;
 		}
 	}
-	if (best >= 0 && in->prev >= 0 && *small == t->cpu_small[pl_cpu(in->prev)] &&
+	if (best >= 0 && in->prev >= 0 && *small == t->cpu_small[cpu_index(in->prev)] &&
 	    pl_bit(in->idle, in->prev) && pl_bit(in->allowed, in->prev))
 		return in->prev;
 	return best;
@@ -257,13 +242,13 @@ __noinline s32 place_search(const struct cadence_topo *t, const struct cadence_p
 		return -1;
 	*level = CADENCE_PLACE_BUSY;
 	if (in->prev < 0 || (u32)in->prev >= t->nr_cpus ||
-	    t->cpu_small[pl_cpu(in->prev)] == CADENCE_NO_GROUP)
+	    t->cpu_small[cpu_index(in->prev)] == CADENCE_NO_GROUP)
 		goto any;
-	prev_small = t->cpu_small[pl_cpu(in->prev)];
-	prev_big = t->small_big[pl_cpu(prev_small)];
-	llc = t->big_llc[pl_cpu(prev_big)];
-	first_big = t->llc_first_big[pl_llc(llc)];
-	nr_big = t->llc_nr_big[pl_llc(llc)];
+	prev_small = t->cpu_small[cpu_index(in->prev)];
+	prev_big = t->small_big[cpu_index(prev_small)];
+	llc = t->big_llc[cpu_index(prev_big)];
+	first_big = t->llc_first_big[llc_index(llc)];
+	nr_big = t->llc_nr_big[llc_index(llc)];
 
 	if (in->spread) {
 		/* 1. prev, its whole small core idle. */

@@ -7,6 +7,8 @@
 #ifndef __CADENCE_TOPO_BPF_H
 #define __CADENCE_TOPO_BPF_H
 
+#include "masked_index.bpf.h"
+
 /* Number of LLCs the loader found (1..CADENCE_MAX_LLCS). */
 const volatile u32 nr_llcs = 1;
 /* LLC index of each CPU, 0..nr_llcs-1. */
@@ -40,23 +42,13 @@ struct {
 	__uint(max_entries, CADENCE_MAX_CPUS);
 } scratch_masks SEC(".maps");
 
-/*
- * The array lookups below mask the index with (size - 1), both sizes being
- * powers of two, behind barrier_var() so that clang cannot drop the mask as
- * redundant after the range check: the check alone is lost to the verifier
- * when clang keeps the index in two registers and bounds only one.
- */
-_Static_assert((CADENCE_MAX_CPUS & (CADENCE_MAX_CPUS - 1)) == 0, "power of two");
-_Static_assert((CADENCE_MAX_LLCS & (CADENCE_MAX_LLCS - 1)) == 0, "power of two");
-
 static __always_inline u32 cpu_llc_id(s32 cpu)
 {
 	u32 idx = (u32)cpu;
 
 	if (idx >= CADENCE_MAX_CPUS)
 		return 0;
-	barrier_var(idx);
-	return cpu_llc[idx & (CADENCE_MAX_CPUS - 1)];
+	return cpu_llc[cpu_index(idx)];
 }
 
 static __always_inline u64 cpu_dsq(s32 cpu)
@@ -75,8 +67,7 @@ static __always_inline u32 llc_cpus(u32 llc)
 
 	if (llc >= CADENCE_MAX_LLCS)
 		return 1;
-	barrier_var(llc);
-	n = llc_nr_cpus[llc & (CADENCE_MAX_LLCS - 1)];
+	n = llc_nr_cpus[llc_index(llc)];
 	return n ? n : 1;
 }
 
