@@ -104,7 +104,7 @@ pub fn brief(m: &Metrics) -> String {
         m.policy,
         m.policy_generation,
         percent(m.util.util_avg, m.nr_cpus.saturating_mul(1024)),
-        m.util.freq_scale * 100 / 1024
+        m.util.freq_pct()
     );
     if m.util.freq_errors > 0 {
         s += &format!(" errors {}", compact(m.util.freq_errors));

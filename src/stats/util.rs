@@ -95,12 +95,17 @@ impl CpuUtil {
         }
     }
 
+    /// The frequency ratio in whole percent of freq_max.
+    pub fn freq_pct(&self) -> u64 {
+        self.freq_scale * 100 / 1024
+    }
+
     /// "util 312 freq 87% clamped 0.0% src aperf".
     pub fn format(&self) -> String {
         format!(
             "util {} freq {}% clamped {:.1}% src {}",
             self.util_avg,
-            self.freq_scale * 100 / 1024,
+            self.freq_pct(),
             self.clamped_pct(),
             self.freq_source
         )
