@@ -211,9 +211,8 @@ impl Named {
     /// `*` to show it differs from the source.
     pub fn edited<S: AsRef<str>>(&self, assignments: &[S]) -> Result<Self> {
         let policy = self.policy.with_assignments(assignments)?;
-        let base = self.name.trim_end_matches('*');
         Ok(Self {
-            name: format!("{base}*"),
+            name: self.edited_name(),
             source: self.source.clone(),
             policy,
         })
@@ -225,8 +224,13 @@ impl Named {
     pub fn with_freq_max(&self, choice: FreqMax) -> Self {
         let mut next = self.clone();
         next.policy.freq.max = choice;
-        next.name = format!("{}*", self.name.trim_end_matches('*'));
+        next.name = self.edited_name();
         next
+    }
+
+    /// The name of an edited copy: this one with one `*`.
+    fn edited_name(&self) -> String {
+        format!("{}*", self.name.trim_end_matches('*'))
     }
 
     /// Loads the policy again from where it came from (SIGHUP).
