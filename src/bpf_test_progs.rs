@@ -69,6 +69,11 @@ fn required(value: Option<&str>) -> bool {
     value.is_some_and(|v| !v.is_empty() && v != "0")
 }
 
+/// Whether this process's SCX_CADENCE_REQUIRE_BPF asks that they load.
+fn required_by_env() -> bool {
+    required(std::env::var(REQUIRE_ENV).ok().as_deref())
+}
+
 /// Why this process cannot load the test programs, or None if it can. A
 /// /proc it cannot read counts as able: the load then says what is wrong.
 fn lacking_privilege() -> Option<String> {
@@ -91,9 +96,13 @@ fn skip_line(test: &str, why: &str, require: bool) -> String {
 /// Skips the running test for @why (see skip_line), on stderr, written
 /// past the test harness's capture (it takes print!/eprint! only) so that
 /// `cargo test` shows it.
-fn skip(why: &str, require: bool) {
+fn skip(why: &str) {
     let thread = std::thread::current();
-    let line = skip_line(thread.name().unwrap_or("a BPF test"), why, require);
+    let line = skip_line(
+        thread.name().unwrap_or("a BPF test"),
+        why,
+        required_by_env(),
+    );
     let _ = writeln!(std::io::stderr().lock(), "{line}");
 }
 
@@ -104,7 +113,7 @@ pub fn skip_without_root(why: &str) -> bool {
     if crate::owned::euid() == 0 {
         return false;
     }
-    skip(why, required(std::env::var(REQUIRE_ENV).ok().as_deref()));
+    skip(why);
     true
 }
 
@@ -127,9 +136,8 @@ pub fn load_with<B>(
 where
     B: SkelBuilder<'static>,
 {
-    let require = required(std::env::var(REQUIRE_ENV).ok().as_deref());
     if let Some(why) = lacking_privilege() {
-        skip(&why, require);
+        skip(&why);
         return None;
     }
     let object = Box::leak(Box::new(MaybeUninit::uninit()));
@@ -144,13 +152,10 @@ where
         // The capabilities are there but count for nothing here, as in a
         // user namespace other than the initial one.
         Err(e) if e.kind() == ErrorKind::PermissionDenied => {
-            skip(
-                &format!(
-                    "the kernel refused to load {name} ({e}): these tests need CAP_BPF and \
+            skip(&format!(
+                "the kernel refused to load {name} ({e}): these tests need CAP_BPF and \
                  CAP_PERFMON in the initial user namespace (run as root, as tests/run.sh does)"
-                ),
-                require,
-            );
+            ));
             None
         }
         Err(e) => panic!("loading the BPF test object {name} failed: {e:#}"),
