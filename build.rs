@@ -1,5 +1,6 @@
 // Compiles bpf/ into the scheduler's skeleton (OUT_DIR/bpf_skel.rs), the
-// test-only PELT, cpufreq and placement programs into OUT_DIR/*_test_skel.rs, and turns
+// test-only PELT, cpufreq and placement programs and the idle learner's
+// replay program into OUT_DIR/*_test_skel.rs, and turns
 // bpf/intf.h into Rust bindings (OUT_DIR/bpf_intf.rs). scx_cargo ships the
 // sched_ext headers and vmlinux.h. It runs $BPF_CLANG (default `clang`),
 // which must be clang >= 16: on Debian 12, `export BPF_CLANG=clang-19`.
@@ -32,4 +33,11 @@ fn main() {
         .enable_skel("bpf/place_test.bpf.c", "place_test")
         .build()
         .expect("building the BPF placement test program failed");
+    // And for bpf/idle_learn.bpf.h, the idle-state learner, which
+    // `scx_cadence idle replay` runs too (so not only under cfg(test)).
+    scx_cargo::BpfBuilder::new()
+        .expect(NO_CLANG)
+        .enable_skel("bpf/idle_test.bpf.c", "idle_test")
+        .build()
+        .expect("building the BPF idle learner program failed");
 }

@@ -9,6 +9,7 @@
 
 #ifndef __VMLINUX_H__
 typedef unsigned char u8;
+typedef unsigned short u16;
 typedef unsigned int u32;
 typedef int s32;
 typedef unsigned long long u64;
@@ -97,7 +98,16 @@ struct cadence_policy {
 	u64 cpufreq_down_hold_ns;
 	/* enum cadence_place_order: how waking tasks find an idle CPU. */
 	u32 place_order;
-	u32 __pad_place;
+	/* enum cadence_idle_predictor: the idle prediction that acts; 0: off. */
+	u32 idle_predictor;
+	/* enum cadence_idle_pick: how the weighted predictor reads its row. */
+	u32 idle_pick;
+	/* Seed 003's LEARNING_RATE, in percent of a weight. */
+	u32 idle_learning_rate;
+	/* Updates of a weight row between two agings of it; 0: no aging. */
+	u32 idle_aging_interval;
+	/* enum cadence_idle_place: how idle states break placement ties. */
+	u32 idle_place;
 };
 
 /*
@@ -197,5 +207,6 @@ struct cadence_cpu_stats {
 #include "intf_util.h"
 #include "intf_cpufreq.h"
 #include "intf_place.h"
+#include "intf_idle.h"
 
 #endif /* __CADENCE_INTF_H */

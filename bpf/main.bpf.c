@@ -64,6 +64,7 @@
 #include "freq_ratio.bpf.h"
 #include "util.bpf.h"
 #include "cpufreq.bpf.h"
+#include "idle.bpf.h"
 #include "task_view.bpf.h"
 
 char _license[] SEC("license") = "GPL";

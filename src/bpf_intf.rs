@@ -14,7 +14,6 @@ pub fn as_bytes<T: Copy>(value: &T) -> &[u8] {
 
 /// A syscall test program's input: @ctx as its context, which the kernel
 /// copies in and, when the program returns, back out (BPF_PROG_TEST_RUN).
-#[cfg(test)]
 pub fn test_run_input<T: Copy>(ctx: &mut T) -> libbpf_rs::ProgramInput<'_> {
     // SAFETY: T is a bindgen struct of integers (see as_bytes); the kernel
     // reads and writes back exactly size_of::<T>() bytes.

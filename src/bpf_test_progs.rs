@@ -117,6 +117,19 @@ pub fn skip_without_root(why: &str) -> bool {
     true
 }
 
+/// Some(()) if this process may load BPF test programs; else None, after
+/// the skip line (or a failure under SCX_CADENCE_REQUIRE_BPF). For
+/// programs that their module loads itself (src/idle/learner_bpf.rs).
+pub fn skip_without_bpf() -> Option<()> {
+    match lacking_privilege() {
+        Some(why) => {
+            skip(&why);
+            None
+        }
+        None => Some(()),
+    }
+}
+
 /// Opens and loads a test program's skeleton, for the life of the test
 /// process. None (after the skip line) when this process lacks the
 /// privilege to load BPF; any other error panics.

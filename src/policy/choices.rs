@@ -31,6 +31,49 @@ pub enum CpufreqMode {
     Powersave,
 }
 
+/// idle.predictor: which idle-state prediction acts (bpf/idle_learn.bpf.h).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub enum IdlePredictor {
+    /// No learning at all: the cpu_idle tracepoint returns at once.
+    Off,
+    /// Mainline teo's bins (drivers/cpuidle/governors/teo.c).
+    Teo,
+    /// Seed 003's weight matrix on top of teo's choice.
+    Weighted,
+}
+
+/// idle.pick: how the weighted predictor reads its row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub enum IdlePick {
+    /// Weighted random, as seed 003.
+    Random,
+    /// The heaviest weight: deterministic.
+    Heaviest,
+}
+
+/// idle.place: how idle states break ties between equally good idle CPUs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub enum IdlePlace {
+    /// The placement search alone decides.
+    Off,
+    /// Wake the CPU in the shallowest state (smallest exit latency).
+    Shallow,
+}
+
+/// idle.qos: whether the loader writes per-CPU PM QoS resume latencies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub enum IdleQos {
+    /// Leave pm_qos_resume_latency_us alone.
+    Off,
+    /// Keep the kernel's governor out of states the table predicts would
+    /// be cut short.
+    Learned,
+}
+
 /// A word-valued field: its variants and their TOML words, in one table.
 pub trait Choice: Copy + PartialEq + 'static {
     /// Every variant with its word, in the order `policies` lists them.
@@ -70,6 +113,60 @@ impl Choice for CpufreqMode {
     ];
 }
 
+impl Choice for IdlePredictor {
+    const WORDS: &'static [(Self, &'static str)] = &[
+        (Self::Off, "off"),
+        (Self::Teo, "teo"),
+        (Self::Weighted, "weighted"),
+    ];
+}
+
+impl Choice for IdlePick {
+    const WORDS: &'static [(Self, &'static str)] =
+        &[(Self::Random, "random"), (Self::Heaviest, "heaviest")];
+}
+
+impl Choice for IdlePlace {
+    const WORDS: &'static [(Self, &'static str)] =
+        &[(Self::Off, "off"), (Self::Shallow, "shallow")];
+}
+
+impl Choice for IdleQos {
+    const WORDS: &'static [(Self, &'static str)] =
+        &[(Self::Off, "off"), (Self::Learned, "learned")];
+}
+
+impl IdlePredictor {
+    /// enum cadence_idle_predictor.
+    pub fn bpf(self) -> u32 {
+        match self {
+            Self::Off => bpf_intf::cadence_idle_predictor_CADENCE_IDLE_PREDICTOR_OFF,
+            Self::Teo => bpf_intf::cadence_idle_predictor_CADENCE_IDLE_PREDICTOR_TEO,
+            Self::Weighted => bpf_intf::cadence_idle_predictor_CADENCE_IDLE_PREDICTOR_WEIGHTED,
+        }
+    }
+}
+
+impl IdlePick {
+    /// enum cadence_idle_pick.
+    pub fn bpf(self) -> u32 {
+        match self {
+            Self::Random => bpf_intf::cadence_idle_pick_CADENCE_IDLE_PICK_RANDOM,
+            Self::Heaviest => bpf_intf::cadence_idle_pick_CADENCE_IDLE_PICK_HEAVIEST,
+        }
+    }
+}
+
+impl IdlePlace {
+    /// enum cadence_idle_place.
+    pub fn bpf(self) -> u32 {
+        match self {
+            Self::Off => bpf_intf::cadence_idle_place_CADENCE_IDLE_PLACE_OFF,
+            Self::Shallow => bpf_intf::cadence_idle_place_CADENCE_IDLE_PLACE_SHALLOW,
+        }
+    }
+}
+
 impl PlaceOrder {
     /// enum cadence_place_order.
     pub fn bpf(self) -> u32 {
@@ -98,40 +195,36 @@ fn parse_word<T: Choice>(word: String) -> Result<T, String> {
         .ok_or_else(|| format!("`{word}`: expected one of {}", T::words().join(", ")))
 }
 
-impl TryFrom<String> for PlaceOrder {
-    type Error = String;
-    fn try_from(word: String) -> Result<Self, String> {
-        parse_word(word)
-    }
+/// serde's conversions and Display, through the word table, for each
+/// word-valued field.
+macro_rules! word_conversions {
+    ($($t:ty),*) => {$(
+        impl TryFrom<String> for $t {
+            type Error = String;
+            fn try_from(word: String) -> Result<Self, String> {
+                parse_word(word)
+            }
+        }
+
+        impl From<$t> for String {
+            fn from(v: $t) -> String {
+                v.word().to_string()
+            }
+        }
+
+        impl fmt::Display for $t {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.word())
+            }
+        }
+    )*};
 }
 
-impl TryFrom<String> for CpufreqMode {
-    type Error = String;
-    fn try_from(word: String) -> Result<Self, String> {
-        parse_word(word)
-    }
-}
-
-impl From<PlaceOrder> for String {
-    fn from(v: PlaceOrder) -> String {
-        v.word().to_string()
-    }
-}
-
-impl From<CpufreqMode> for String {
-    fn from(v: CpufreqMode) -> String {
-        v.word().to_string()
-    }
-}
-
-impl fmt::Display for PlaceOrder {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.word())
-    }
-}
-
-impl fmt::Display for CpufreqMode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.word())
-    }
-}
+word_conversions!(
+    PlaceOrder,
+    CpufreqMode,
+    IdlePredictor,
+    IdlePick,
+    IdlePlace,
+    IdleQos
+);

@@ -7,6 +7,7 @@
 
 mod choices;
 mod cpufreq;
+mod idle;
 mod live;
 mod markdown;
 mod schema;
@@ -19,6 +20,7 @@ use serde::{Deserialize, Serialize};
 
 pub use choices::{Choice, CpufreqMode, PlaceOrder};
 pub use cpufreq::Cpufreq;
+pub use idle::Idle;
 pub use live::Live;
 pub use markdown::markdown;
 pub use schema::FIELDS;
@@ -60,6 +62,7 @@ pub struct Policy {
     pub placement: Placement,
     pub freq: Freq,
     pub cpufreq: Cpufreq,
+    pub idle: Idle,
 }
 
 /// The presets that ship with the scheduler: (name, TOML text).

@@ -2,7 +2,9 @@
 //! Parsing checks user input against this list, so an error can always name
 //! the field, the value and what is allowed.
 
-use super::choices::{Choice, CpufreqMode, PlaceOrder};
+use super::choices::{
+    Choice, CpufreqMode, IdlePick, IdlePlace, IdlePredictor, IdleQos, PlaceOrder,
+};
 
 /// What a field holds.
 #[derive(Clone, Copy, Debug)]
@@ -160,6 +162,57 @@ pub const FIELDS: &[Field] = &[
         key: "cpufreq.legacy_iowait_boost",
         kind: Kind::Bool,
         doc: "Emulate schedutil's iowait boost, for comparisons only (off: iowait is never an input)",
+    },
+    Field {
+        key: "idle.predictor",
+        kind: Kind::Choice {
+            values: IdlePredictor::words,
+        },
+        doc: "The idle-state prediction that acts: off (no learning), teo (mainline teo's bins), weighted (seed 003's matrix on teo's choice)",
+    },
+    Field {
+        key: "idle.pick",
+        kind: Kind::Choice {
+            values: IdlePick::words,
+        },
+        doc: "How the weighted predictor reads its row: random (weighted, as seed 003) or heaviest (deterministic)",
+    },
+    Field {
+        key: "idle.learning_rate",
+        // Seed 003's LEARNING_RATE: a weight grows by rate% of itself while
+        // below (100 - rate)%, shrinks while above rate%; at 50 the two
+        // bounds meet and nothing can move.
+        kind: Kind::Int {
+            min: 1,
+            max: 49,
+            unit: "percent of a weight",
+        },
+        doc: "Seed 003's learning rate: how far one idle period moves its row",
+    },
+    Field {
+        key: "idle.aging_interval",
+        // 0: no aging, the seed as posted. 65535: the u16 row counter's
+        // ceiling (bpf/intf_idle.h row_updates).
+        kind: Kind::Int {
+            min: 0,
+            max: 65_535,
+            unit: "updates of a row, 0 = never",
+        },
+        doc: "Every so many updates of a weight row, 1/8 of its heaviest weight spreads over its other states, so that a changed pattern is learned again",
+    },
+    Field {
+        key: "idle.place",
+        kind: Kind::Choice {
+            values: IdlePlace::words,
+        },
+        doc: "shallow: among idle CPUs equally good for the placement search, wake the one in the shallowest state (observed, else predicted); off: ignore idle states",
+    },
+    Field {
+        key: "idle.qos",
+        kind: Kind::Choice {
+            values: IdleQos::words,
+        },
+        doc: "learned: write per-CPU PM QoS resume-latency limits that keep the kernel's governor out of states the table predicts would be cut short; off: leave them alone",
     },
 ];
 

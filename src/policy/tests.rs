@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use proptest::prelude::*;
 
-use super::choices::Choice;
+use super::choices::{Choice, IdlePick, IdlePlace, IdlePredictor, IdleQos};
 use super::*;
 
 /// Every leaf of @t as a dotted key.
@@ -176,19 +176,19 @@ fn words_reach_bpf_as_the_c_enums_number_them() {
     assert_eq!((b.slice_max_ns, b.cpufreq_headroom_pct), (6_000_000, 160));
 }
 
-/// `ctl get` names every field of struct cadence_policy: 5 u64 and 11 u32
-/// fields and 4 bytes of padding make its 88 bytes. A field added to the
+/// `ctl get` names every field of struct cadence_policy: 5 u64 and 16 u32
+/// fields make its 104 bytes. A field added to the
 /// C struct changes the size and fails here until bpf_fields() has it.
 #[test]
 fn bpf_fields_name_every_field_of_the_struct() {
-    assert_eq!(std::mem::size_of::<crate::bpf_intf::cadence_policy>(), 88);
+    assert_eq!(std::mem::size_of::<crate::bpf_intf::cadence_policy>(), 104);
     let pol = Named::load("balanced")
         .unwrap()
         .policy
         .to_bpf(&crate::freq::FreqTable::default())
         .unwrap();
     let f = bpf_fields(&pol);
-    assert_eq!(f.len(), 16);
+    assert_eq!(f.len(), 21);
     assert_eq!(f["slice_max_ns"], pol.slice_max_ns);
     assert_eq!(f["cpufreq_down_hold_ns"], pol.cpufreq_down_hold_ns);
     assert_eq!(f["place_order"], u64::from(pol.place_order));
@@ -308,6 +308,7 @@ proptest! {
         interval_us in 0u64..=1_000_000,
         down_hold_us in 0u64..=1_000_000,
         legacy_iowait_boost: bool,
+        idle in (0usize..3, 0usize..2, 1u64..=49, 0u64..=65_535, 0usize..2, 0usize..2),
     ) {
         let min = (50 + ((max.max(50) - 50) as f64 * min_frac) as u64).min(max);
         let p = Policy {
@@ -327,12 +328,22 @@ proptest! {
                 down_hold_us,
                 legacy_iowait_boost,
             },
+            idle: Idle {
+                predictor: IdlePredictor::WORDS[idle.0].0,
+                pick: IdlePick::WORDS[idle.1].0,
+                learning_rate: idle.2,
+                aging_interval: idle.3,
+                place: IdlePlace::WORDS[idle.4].0,
+                qos: IdleQos::WORDS[idle.5].0,
+            },
         };
         assert_valid(&p);
         let too_far = p.with_assignments(&["slice.lag_us=1000001"]);
         prop_assert!(too_far.is_err());
         prop_assert!(p.with_assignments(&["cpufreq.band=257"]).is_err());
         prop_assert!(p.with_assignments(&["cpufreq.mode=fast"]).is_err());
+        prop_assert!(p.with_assignments(&["idle.learning_rate=50"]).is_err());
+        prop_assert!(p.with_assignments(&["idle.predictor=menu"]).is_err());
     }
 }
 

@@ -38,6 +38,13 @@ impl Policy {
         pol.cpufreq_interval_ns = c.interval_us * 1000;
         pol.cpufreq_down_hold_ns = c.down_hold_us * 1000;
         pol.cpufreq_iowait_boost = c.legacy_iowait_boost as u32;
+
+        let i = &self.idle;
+        pol.idle_predictor = i.predictor.bpf();
+        pol.idle_pick = i.pick.bpf();
+        pol.idle_learning_rate = i.learning_rate as u32;
+        pol.idle_aging_interval = i.aging_interval as u32;
+        pol.idle_place = i.place.bpf();
         Ok(pol)
     }
 }
@@ -46,7 +53,7 @@ impl Policy {
 /// padding left out. A field added to the struct and not here shows up as
 /// a mismatch in the VM's pinned-map comparison.
 pub fn fields(pol: &bpf_intf::cadence_policy) -> BTreeMap<String, u64> {
-    let f: [(&str, u64); 16] = [
+    let f: [(&str, u64); 21] = [
         ("slice_max_ns", pol.slice_max_ns),
         ("slice_min_ns", pol.slice_min_ns),
         ("slice_lag_ns", pol.slice_lag_ns),
@@ -63,6 +70,11 @@ pub fn fields(pol: &bpf_intf::cadence_policy) -> BTreeMap<String, u64> {
         ("cpufreq_interval_ns", pol.cpufreq_interval_ns),
         ("cpufreq_down_hold_ns", pol.cpufreq_down_hold_ns),
         ("place_order", pol.place_order.into()),
+        ("idle_predictor", pol.idle_predictor.into()),
+        ("idle_pick", pol.idle_pick.into()),
+        ("idle_learning_rate", pol.idle_learning_rate.into()),
+        ("idle_aging_interval", pol.idle_aging_interval.into()),
+        ("idle_place", pol.idle_place.into()),
     ];
     f.iter().map(|(k, v)| (k.to_string(), *v)).collect()
 }

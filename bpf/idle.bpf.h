@@ -1,0 +1,276 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The idle learner's glue: the maps, the power:cpu_idle tracepoint that
+ * feeds it, and the recording of idle periods. The learning itself is
+ * idle_learn.bpf.h.
+ *
+ * sched_ext cannot choose a C-state; the kernel's cpuidle governor does.
+ * What this sees is every hardware idle entry: tp_btf/cpu_idle fires on the
+ * idling CPU with the state index at entry and (u32)-1 at exit, from
+ * cpuidle_enter_state() and, without a cpuidle driver, from
+ * default_idle_call() with state 1. At entry both predictions are made
+ * from the CPU's table; at exit the period is scored and learned from.
+ * Only the CPU itself and the loader write its table, each whole and under
+ * the table's spin lock (the loader with BPF_F_LOCK, to load or reset it),
+ * so every reader, `ctl idle save` included, sees one whole table. The
+ * learning runs on a per-CPU copy outside the lock (the verifier allows no
+ * calls under it, and the loops need bpf_for()); the copy goes back only if
+ * the loader did not write the table meanwhile (its generation).
+ *
+ * Where the kernel calls tick_nohz_get_sleep_length() (its menu and teo
+ * governors do, before choosing), an fexit program keeps the result for
+ * the next entry: teo's sleep length. Without a cpuidle driver nobody asks,
+ * and the sleep length counts as endless, as teo counts an unknown one.
+ */
+#ifndef __CADENCE_IDLE_BPF_H
+#define __CADENCE_IDLE_BPF_H
+
+#include "idle_learn.bpf.h"
+
+/* Each CPU's states, written by the loader before attaching. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, u32);
+	__type(value, struct cadence_idle_states);
+	__uint(max_entries, CADENCE_MAX_CPUS);
+} idle_states SEC(".maps");
+
+/* What each CPU learned (key: CPU). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, u32);
+	__type(value, struct cadence_idle_table);
+	__uint(max_entries, CADENCE_MAX_CPUS);
+} idle_table SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, u32);
+	__type(value, struct cadence_idle_cpu);
+	__uint(max_entries, 1);
+} idle_cpu SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, u32);
+	__type(value, struct cadence_idle_ctl);
+	__uint(max_entries, 1);
+} idle_ctl SEC(".maps");
+
+/*
+ * `idle record`'s ring buffer: 4 MiB holds about 87,000 periods of 48
+ * bytes, over a second of them on a busy 64-CPU machine between two reads
+ * of the recorder (it polls every 100 ms).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4 << 20);
+} idle_trace SEC(".maps");
+
+/* The last sleep length this CPU's governor asked for, until its next entry. */
+struct cadence_sleep_length {
+	u64 ns;
+	bool fresh;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, u32);
+	__type(value, struct cadence_sleep_length);
+	__uint(max_entries, 1);
+} idle_sleep_length SEC(".maps");
+
+static __always_inline struct cadence_idle_cpu *this_idle_cpu(void)
+{
+	u32 zero = 0;
+
+	return bpf_map_lookup_elem(&idle_cpu, &zero);
+}
+
+/* The sleep length asked for since the last entry, else endless. */
+static __always_inline u64 take_sleep_length(void)
+{
+	u32 zero = 0;
+	struct cadence_sleep_length *sl = bpf_map_lookup_elem(&idle_sleep_length, &zero);
+	u64 ns = CADENCE_IDLE_ENDLESS;
+
+	if (sl && sl->fresh) {
+		ns = sl->ns;
+		sl->fresh = false;
+	}
+	return ns;
+}
+
+/* The acting prediction of @e under @pol. */
+static __always_inline u32 idle_acting(const struct cadence_policy *pol,
+				       const struct cadence_idle_entry *e)
+{
+	return pol->idle_predictor == CADENCE_IDLE_PREDICTOR_WEIGHTED ? e->weighted : e->teo;
+}
+
+/*
+ * Follow the loader's recording generation: joining a recording writes
+ * this CPU's table to the ring buffer (so a replay starts where the CPU
+ * stood) and zeroes the recording's scores. True while recording.
+ */
+static __always_inline bool idle_follow_record(struct cadence_idle_cpu *c,
+					       struct cadence_idle_table *t, u32 cpu)
+{
+	u32 zero = 0;
+	struct cadence_idle_ctl *ctl = bpf_map_lookup_elem(&idle_ctl, &zero);
+	struct cadence_idle_table_event *ev;
+	u64 gen = ctl ? READ_ONCE(ctl->record_gen) : 0;
+
+	if (c->record_gen == gen)
+		return gen & 1;
+	c->record_gen = gen;
+	if (!(gen & 1))
+		return false;
+	__builtin_memset(&c->record_scores, 0, sizeof(c->record_scores));
+	ev = bpf_ringbuf_reserve(&idle_trace, sizeof(*ev), 0);
+	if (!ev) {
+		c->record_drops++;
+		return true;
+	}
+	ev->kind = CADENCE_IDLE_EVENT_TABLE;
+	ev->cpu = cpu;
+	bpf_spin_lock(&t->lock);
+	ev->table = t->learned;
+	bpf_spin_unlock(&t->lock);
+	bpf_ringbuf_submit(ev, 0);
+	return true;
+}
+
+static __always_inline void idle_enter(u32 cpu, s32 kernel_state, u64 now)
+{
+	struct cadence_idle_states *s = bpf_map_lookup_elem(&idle_states, &cpu);
+	struct cadence_idle_table *t = bpf_map_lookup_elem(&idle_table, &cpu);
+	struct cadence_idle_cpu *c = this_idle_cpu();
+	u64 sleep_length = take_sleep_length();
+	struct cadence_policy pol;
+	struct cadence_idle_entry e;
+	u32 rand, zero = 0, acting;
+	struct cadence_idle_ctl *ctl;
+
+	if (!s || !t || !c || !s->nr)
+		return;
+	policy_snapshot(&pol);
+	if (pol.idle_predictor == CADENCE_IDLE_PREDICTOR_OFF)
+		return;
+	if (c->entry_ns)
+		c->lost_exits++;
+	idle_follow_record(c, t, cpu);
+
+	rand = bpf_get_prandom_u32();
+	bpf_spin_lock(&t->lock);
+	c->work = t->learned;
+	bpf_spin_unlock(&t->lock);
+	idle_predict(&c->work, s, &pol, sleep_length, rand, kernel_state, &e);
+
+	c->entry = e;
+	c->entry_ns = now;
+	ctl = bpf_map_lookup_elem(&idle_ctl, &zero);
+	acting = ctl && ctl->kernel_indices && kernel_state >= 0 && (u32)kernel_state < s->nr
+			 ? (u32)kernel_state
+			 : idle_acting(&pol, &e);
+	if (acting < CADENCE_IDLE_MAX_STATES) {
+		c->exit_latency_ns = s->exit_latency_ns[acting];
+		WRITE_ONCE(c->state, acting);
+	}
+}
+
+static __always_inline void idle_exit(u32 cpu, u64 now)
+{
+	struct cadence_idle_states *s = bpf_map_lookup_elem(&idle_states, &cpu);
+	struct cadence_idle_table *t = bpf_map_lookup_elem(&idle_table, &cpu);
+	struct cadence_idle_cpu *c = this_idle_cpu();
+	struct cadence_idle_period *ev;
+	struct cadence_idle_ctl *ctl;
+	struct cadence_policy pol;
+	u64 duration, start, gen;
+	bool kernel_indices;
+	u32 zero = 0;
+
+	if (!s || !t || !c || !c->entry_ns)
+		return;
+	WRITE_ONCE(c->state, -1);
+	start = c->entry_ns;
+	c->entry_ns = 0;
+	duration = now - start;
+	policy_snapshot(&pol);
+
+	bpf_spin_lock(&t->lock);
+	c->work = t->learned;
+	gen = t->generation;
+	bpf_spin_unlock(&t->lock);
+	idle_learn(&c->work, s, &pol, &c->entry, duration);
+	bpf_spin_lock(&t->lock);
+	if (t->generation == gen)
+		t->learned = c->work;
+	else
+		c->overtaken++;
+	bpf_spin_unlock(&t->lock);
+
+	ctl = bpf_map_lookup_elem(&idle_ctl, &zero);
+	kernel_indices = ctl && ctl->kernel_indices;
+	idle_score(&c->scores, s, &c->entry, duration, kernel_indices);
+	c->periods++;
+	if (!ctl || c->record_gen != READ_ONCE(ctl->record_gen) || !(c->record_gen & 1))
+		return;
+
+	idle_score(&c->record_scores, s, &c->entry, duration, kernel_indices);
+	ev = bpf_ringbuf_reserve(&idle_trace, sizeof(*ev), 0);
+	if (!ev) {
+		c->record_drops++;
+		return;
+	}
+	ev->kind = CADENCE_IDLE_EVENT_PERIOD;
+	ev->cpu = cpu;
+	ev->start_ns = start;
+	ev->duration_ns = duration;
+	ev->sleep_length_ns = c->entry.sleep_length_ns;
+	ev->kernel_state = c->entry.kernel;
+	ev->rand = c->entry.rand;
+	bpf_ringbuf_submit(ev, 0);
+}
+
+/* TP_PROTO(unsigned int state, unsigned int cpu_id), include/trace/events/power.h */
+SEC("tp_btf/cpu_idle")
+int BPF_PROG(cadence_cpu_idle, unsigned int state, unsigned int cpu_id)
+{
+	u32 cpu = bpf_get_smp_processor_id();
+	u64 now = bpf_ktime_get_ns();
+
+	if (state == (u32)-1)
+		idle_exit(cpu, now);
+	else
+		idle_enter(cpu, state, now);
+	return 0;
+}
+
+/* The governor's sleep length: ktime_t tick_nohz_get_sleep_length(ktime_t *delta_next). */
+SEC("fexit/tick_nohz_get_sleep_length")
+int BPF_PROG(cadence_sleep_length, ktime_t *delta_next, ktime_t ret)
+{
+	u32 zero = 0;
+	struct cadence_sleep_length *sl = bpf_map_lookup_elem(&idle_sleep_length, &zero);
+
+	if (sl) {
+		sl->ns = ret > 0 ? ret : 0;
+		sl->fresh = true;
+	}
+	return 0;
+}
+
+/* Where @cpu sits for placement: its state's exit latency (ns), or -1 if busy. */
+static __always_inline s64 idle_exit_latency(s32 cpu)
+{
+	u32 zero = 0;
+	struct cadence_idle_cpu *c = bpf_map_lookup_percpu_elem(&idle_cpu, &zero, cpu);
+
+	if (!c || !READ_ONCE(c->entry_ns))
+		return -1;
+	return c->exit_latency_ns;
+}
+
+#endif /* __CADENCE_IDLE_BPF_H */

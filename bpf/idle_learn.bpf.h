@@ -1,0 +1,458 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The idle-state learner, pure: no maps, no helpers, so that the scheduler
+ * (idle.bpf.h, under the table's spin lock) and the replay program
+ * (idle_test.bpf.c) run the same code.
+ *
+ * Two predictions are made as each idle period starts:
+ *
+ * - teo: mainline teo's selection (drivers/cpuidle/governors/teo.c,
+ *   teo_select()) on its own bins: per state the decayed "hits" (the period
+ *   ended in the sleep length's bin) and "intercepts" (it ended in a
+ *   shallower bin). Starting from the deepest enabled state, it walks
+ *   shallower while the intercepts of shallower states dominate, then caps
+ *   the choice by the sleep length where that is known. What teo takes from
+ *   the tick (tick_nohz_tick_stopped(), the time to the next tick) and the
+ *   PM QoS limit is not modelled: the choice is that of a CPU whose tick
+ *   runs and which has no latency limit.
+ * - weighted: seed 003's matrix on top of it. Row = teo's choice; its
+ *   weights (0..10000) say how often a period that started with that
+ *   choice justified each state. The pick is weighted random (as the seed)
+ *   or the heaviest. Unlike the seed it may pick deeper than teo's choice:
+ *   the row, not teo, says how deep.
+ *
+ * At the end of the period both learn: teo's bins as teo_update() does, and
+ * the row of teo's choice moves toward the state the period justified
+ * (seed 003's update), with aging (the seed's missing piece) so that a
+ * changed pattern is learned again.
+ *
+ * The functions with loops are global (__noinline, not static), so that
+ * the verifier checks each once on its own: inlined, their nested bpf_for()
+ * loops exceed its jump history ("8193 jumps is too complex"). Global
+ * functions must check their pointer arguments for NULL.
+ */
+#ifndef __CADENCE_IDLE_LEARN_BPF_H
+#define __CADENCE_IDLE_LEARN_BPF_H
+
+/*
+ * teo's RESIDENCY_THRESHOLD_NS (drivers/cpuidle/governors/gov.h): an
+ * idle period shorter than 15 us counts as a "short idle".
+ */
+#define CADENCE_TEO_RESIDENCY_THRESHOLD_NS 15000ULL
+/* teo's KTIME_MAX: the sleep length is not known. */
+#define CADENCE_IDLE_ENDLESS 0x7fffffffffffffffULL
+/* Aging moves 1/8 of a row's heaviest weight (teo's DECAY_SHIFT). */
+#define CADENCE_IDLE_AGING_SHIFT 3
+
+/*
+ * A loop over states, not unrolled: in the global functions below the
+ * verifier walks each of its (at most 10) rounds, pruning equal states.
+ * (bpf_for() does not converge here: its loops over weights exceed the
+ * verifier's jump history.)
+ */
+#define idle_for(i, start, end)                                                                    \
+	_Pragma("clang loop unroll(disable)") for ((i) = (start); (i) < (end); (i)++)
+
+/*
+ * @i as an index into the per-state arrays, for the verifier: clang may keep
+ * a checked copy apart from the one it indexes with (see
+ * masked_index.bpf.h).
+ */
+static __always_inline u32 st(u32 i)
+{
+	barrier_var(i);
+	if (i > CADENCE_IDLE_MAX_STATES - 1)
+		i = CADENCE_IDLE_MAX_STATES - 1;
+	return i;
+}
+
+/* States a table's loops run over: @s's, at most the arrays'. */
+static __always_inline u32 idle_nr(const struct cadence_idle_states *s)
+{
+	return s->nr < CADENCE_IDLE_MAX_STATES ? s->nr : CADENCE_IDLE_MAX_STATES;
+}
+
+static __always_inline bool idle_enabled(const struct cadence_idle_states *s, u32 i)
+{
+	return i < s->nr && i < CADENCE_IDLE_MAX_STATES && !(s->disabled & (1U << (i & 31)));
+}
+
+/* State @i's target residency; endless for an index past the table. */
+static __always_inline u64 idle_residency(const struct cadence_idle_states *s, u32 i)
+{
+	return i < CADENCE_IDLE_MAX_STATES ? s->residency_ns[st(i)] : CADENCE_IDLE_ENDLESS;
+}
+
+/* A fresh table for @nr states: empty bins, seed 003's initial rows. */
+__noinline int idle_table_init(struct cadence_idle_learned *t, u32 nr)
+{
+	/* Seed 003: 6000 on the diagonal, 4000 / (n - 1) elsewhere. */
+	u16 off = nr > 1 ? (CADENCE_IDLE_WEIGHT_SCALE - CADENCE_IDLE_WEIGHT_DIAG) / (nr - 1) : 0;
+	u32 r, i;
+
+	if (!t)
+		return 0;
+	t->nr_states = nr;
+	t->total = 0;
+	t->short_idles = 0;
+	t->periods = 0;
+	__builtin_memset(t->hits, 0, sizeof(t->hits));
+	__builtin_memset(t->intercepts, 0, sizeof(t->intercepts));
+	__builtin_memset(t->row_updates, 0, sizeof(t->row_updates));
+	__builtin_memset(t->weight, 0, sizeof(t->weight));
+	idle_for(r, 0, nr < CADENCE_IDLE_MAX_STATES ? nr : CADENCE_IDLE_MAX_STATES)
+	{
+		idle_for(i, 0, nr < CADENCE_IDLE_MAX_STATES ? nr : CADENCE_IDLE_MAX_STATES)
+			t->weight[st(r)][st(i)] = r == i ? CADENCE_IDLE_WEIGHT_DIAG : off;
+	}
+	return 0;
+}
+
+/*
+ * teo_find_shallower_state(): from @idx down, the first enabled state whose
+ * target residency fits @duration, else the shallowest enabled one seen.
+ */
+__noinline int teo_shallower(const struct cadence_idle_states *s, u32 idx, u64 duration)
+{
+	u32 k, i, found = idx;
+
+	if (!s)
+		return 0;
+	idle_for(k, 1, CADENCE_IDLE_MAX_STATES)
+	{
+		if (k > idx)
+			break;
+		i = idx - k;
+		if (!idle_enabled(s, i))
+			continue;
+		found = i;
+		if (s->residency_ns[st(i)] <= duration)
+			break;
+	}
+	return found;
+}
+
+/*
+ * teo_select() on @t's bins, for a CPU whose tick runs and which has no
+ * latency limit; @sleep_length is CADENCE_IDLE_ENDLESS when not known.
+ * Sets *@used when teo would have asked for the sleep length (its update
+ * then compares the period with it; else the sleep length counts as
+ * endless). The u32 sums wrap as teo's unsigned ints do.
+ */
+__noinline int teo_choose(const struct cadence_idle_learned *t, const struct cadence_idle_states *s,
+			  u64 sleep_length, u32 *used)
+{
+	u32 intercept_sum = 0, hit_sum = 0, idx_intercept_sum = 0, idx_hit_sum = 0;
+	u32 i, k, idx0 = 0, first;
+	s32 idx = -1;
+
+	if (!t || !s || !used)
+		return 0;
+	*used = 0;
+	if (s->nr < 2)
+		return 0;
+	if (idle_enabled(s, 0))
+		idx = 0;
+
+	idle_for(i, 1, idle_nr(s))
+	{
+		intercept_sum += t->intercepts[st(i - 1)];
+		hit_sum += t->hits[st(i - 1)];
+		if (!idle_enabled(s, i))
+			continue;
+		if (idx < 0)
+			idx0 = i;
+		idx = i;
+		idx_intercept_sum = intercept_sum;
+		idx_hit_sum = hit_sum;
+	}
+	if (idx < 0)
+		return 0;
+	if ((u32)idx == idx0)
+		return idx;
+
+	/* Intercepts of shallower states outweigh the rest: walk shallower. */
+	if (2 * idx_intercept_sum > t->total - idx_hit_sum) {
+		first = idx;
+		intercept_sum = 0;
+		idle_for(k, 1, CADENCE_IDLE_MAX_STATES)
+		{
+			if (k > (u32)idx)
+				break;
+			i = idx - k;
+			intercept_sum += t->intercepts[st(i)];
+			if (2 * intercept_sum > idx_intercept_sum) {
+				idx = idle_enabled(s, i) ? i : first;
+				break;
+			}
+			if (idle_enabled(s, i))
+				first = i;
+		}
+	}
+
+	/*
+	 * Mostly short idles and a shallow choice: teo does not look at the
+	 * sleep length.
+	 */
+	if ((!idx || idle_residency(s, idx) < CADENCE_TEO_RESIDENCY_THRESHOLD_NS) &&
+	    2 * t->short_idles >= t->total)
+		return idx;
+	*used = 1;
+	if (!idx)
+		return 0;
+	if (idle_residency(s, idx) > sleep_length)
+		idx = teo_shallower(s, idx, sleep_length);
+	return idx;
+}
+
+/* teo_update() after a period of @duration_ns that teo had chosen @e->teo for. */
+__noinline int teo_learn(struct cadence_idle_learned *t, const struct cadence_idle_states *s,
+			 const struct cadence_idle_entry *e, u64 duration_ns)
+{
+	u32 i, idx_timer = 0, idx_duration = 0;
+	u64 measured = duration_ns, sleep, lat;
+
+	if (!t || !s || !e)
+		return 0;
+	sleep = e->sleep_length_used ? e->sleep_length_ns : CADENCE_IDLE_ENDLESS;
+	lat = e->teo < CADENCE_IDLE_MAX_STATES ? s->exit_latency_ns[st(e->teo)] : 0;
+
+	t->short_idles -= t->short_idles >> CADENCE_TEO_DECAY_SHIFT;
+	/* teo takes half the exit latency as the average wake-up delay. */
+	if (measured >= lat) {
+		measured -= lat / 2;
+		if (measured < CADENCE_TEO_RESIDENCY_THRESHOLD_NS)
+			t->short_idles += CADENCE_TEO_PULSE;
+	} else {
+		measured /= 2;
+		t->short_idles += CADENCE_TEO_PULSE;
+	}
+
+	idle_for(i, 0, idle_nr(s))
+	{
+		t->hits[st(i)] -= t->hits[st(i)] >> CADENCE_TEO_DECAY_SHIFT;
+		t->intercepts[st(i)] -= t->intercepts[st(i)] >> CADENCE_TEO_DECAY_SHIFT;
+		if (s->residency_ns[st(i)] <= sleep) {
+			idx_timer = i;
+			if (s->residency_ns[st(i)] <= measured)
+				idx_duration = i;
+		}
+	}
+	if (idx_timer == idx_duration)
+		t->hits[st(idx_timer)] += CADENCE_TEO_PULSE;
+	else
+		t->intercepts[st(idx_duration)] += CADENCE_TEO_PULSE;
+	t->total -= t->total >> CADENCE_TEO_DECAY_SHIFT;
+	t->total += CADENCE_TEO_PULSE;
+	return 0;
+}
+
+/*
+ * The state a period of @duration_ns justified: the deepest enabled state
+ * whose target residency (plus its exit latency, for
+ * CADENCE_IDLE_IDEAL_EXIT) it lasted; the shallowest enabled state if none.
+ */
+__noinline int idle_ideal(const struct cadence_idle_states *s, u64 duration_ns, u32 kind)
+{
+	u32 i, ideal = 0;
+	bool found = false;
+	u64 need;
+
+	if (!s)
+		return 0;
+	idle_for(i, 0, idle_nr(s))
+	{
+		if (!idle_enabled(s, i))
+			continue;
+		need = s->residency_ns[st(i)];
+		if (kind == CADENCE_IDLE_IDEAL_EXIT)
+			need += s->exit_latency_ns[st(i)];
+		if (!found || need <= duration_ns)
+			ideal = i;
+		found = true;
+	}
+	return ideal;
+}
+
+/* Seed 003's pick from the row of teo's choice @row. */
+__noinline int weighted_pick(const struct cadence_idle_learned *t,
+			     const struct cadence_idle_states *s, u32 row, u32 rand, u32 pick)
+{
+	u32 i, best = row, sum = 0, acc = 0, pos, w, heaviest = 0;
+
+	if (!t || !s || row >= CADENCE_IDLE_MAX_STATES)
+		return row;
+	idle_for(i, 0, idle_nr(s))
+	{
+		if (!idle_enabled(s, i))
+			continue;
+		w = t->weight[st(row)][st(i)];
+		sum += w;
+		/* The heaviest; a tie goes to the shallower state. */
+		if (w > heaviest) {
+			heaviest = w;
+			best = i;
+		}
+	}
+	if (!sum || pick == CADENCE_IDLE_PICK_HEAVIEST)
+		return best;
+	/* @rand scaled to [0, sum): the row's weights are the odds. */
+	pos = ((u64)rand * sum) >> 32;
+	idle_for(i, 0, idle_nr(s))
+	{
+		if (!idle_enabled(s, i))
+			continue;
+		acc += t->weight[st(row)][st(i)];
+		if (pos < acc)
+			return i;
+	}
+	return best;
+}
+
+/*
+ * Aging, which seed 003 names as its missing piece: 1/8 of row @row's
+ * heaviest weight (the shallowest of equals) is spread evenly over the
+ * row's other enabled states.
+ */
+__noinline int weighted_age(struct cadence_idle_learned *t, const struct cadence_idle_states *s,
+			    u32 row)
+{
+	u32 i, w, enabled, heaviest, heaviest_w = 0, share, mask;
+
+	if (!t || !s || row >= CADENCE_IDLE_MAX_STATES)
+		return 0;
+	row = st(row);
+	/* Enabled states as a mask, counted without a branch per state. */
+	mask = ((1U << idle_nr(s)) - 1) & ~s->disabled;
+	enabled = __builtin_popcount(mask);
+	if (enabled < 2)
+		return 0;
+	/*
+	 * The heaviest, the shallowest of equals; the row's own state if all
+	 * are 0. Only its weight is tested in the loops, never its index,
+	 * which the verifier would otherwise follow value by value.
+	 */
+	heaviest = row;
+	idle_for(i, 0, idle_nr(s))
+	{
+		w = t->weight[row][st(i)];
+		if ((mask >> i) & 1 && w > heaviest_w) {
+			heaviest_w = w;
+			heaviest = i;
+		}
+	}
+	share = (heaviest_w >> CADENCE_IDLE_AGING_SHIFT) / (enabled - 1);
+	/* Every enabled state gains a share, the heaviest gives them back. */
+	idle_for(i, 0, idle_nr(s))
+	{
+		if ((mask >> i) & 1)
+			t->weight[row][st(i)] += share;
+	}
+	t->weight[row][st(heaviest)] -= share * enabled;
+	return 0;
+}
+
+/*
+ * Seed 003's update of row @row toward @target with learning rate lr (%,
+ * @pol's): the target gains lr% of its weight while it stays below
+ * (100 - lr)%, the others lose lr% / (n - 1) of theirs while they stay
+ * above lr%. Then, every idle_aging_interval updates of the row, it ages.
+ */
+__noinline int weighted_learn(struct cadence_idle_learned *t, const struct cadence_idle_states *s,
+			      u32 row, u32 target, const struct cadence_policy *pol)
+{
+	u32 i, n, w, d, lr, aging;
+
+	if (!t || !s || !pol)
+		return 0;
+	n = s->nr;
+	lr = pol->idle_learning_rate;
+	aging = pol->idle_aging_interval;
+	if (row >= CADENCE_IDLE_MAX_STATES || n < 2)
+		return 0;
+	row = st(row);
+	idle_for(i, 0, idle_nr(s))
+	{
+		w = t->weight[row][st(i)];
+		if (i == target) {
+			d = lr * w / 100;
+			if (w + d < (100 - lr) * 100)
+				t->weight[row][st(i)] = w + d;
+		} else {
+			d = lr * w / (100 * (n - 1));
+			if (w - d > lr * 100)
+				t->weight[row][st(i)] = w - d;
+		}
+	}
+
+	if (!aging || ++t->row_updates[row] < aging)
+		return 0;
+	t->row_updates[row] = 0;
+	weighted_age(t, s, row);
+	return 0;
+}
+
+/* At idle entry: teo's choice and the weighted pick, into @e. */
+static __always_inline void idle_predict(struct cadence_idle_learned *t,
+					 const struct cadence_idle_states *s,
+					 const struct cadence_policy *pol, u64 sleep_length,
+					 u32 rand, s32 kernel_state, struct cadence_idle_entry *e)
+{
+	if (t->nr_states != s->nr)
+		idle_table_init(t, s->nr);
+	e->teo = teo_choose(t, s, sleep_length, &e->sleep_length_used);
+	e->weighted = weighted_pick(t, s, e->teo, rand, pol->idle_pick);
+	e->kernel = kernel_state;
+	e->rand = rand;
+	e->sleep_length_ns = sleep_length;
+}
+
+/* At idle exit: both learn from the period @e started. */
+static __always_inline void idle_learn(struct cadence_idle_learned *t,
+				       const struct cadence_idle_states *s,
+				       const struct cadence_policy *pol,
+				       const struct cadence_idle_entry *e, u64 duration_ns)
+{
+	u32 target = idle_ideal(s, duration_ns, CADENCE_IDLE_IDEAL_RESIDENCY);
+
+	/* Fresh (or for other states): it starts as the prediction did. */
+	if (t->nr_states != s->nr)
+		idle_table_init(t, s->nr);
+	teo_learn(t, s, e, duration_ns);
+	weighted_learn(t, s, e->teo, target, pol);
+	t->periods++;
+}
+
+/* Count @chosen against @ideal in @sc[@src][@kind]. */
+static __always_inline void idle_count(struct cadence_idle_scores *sc, u32 src, u32 kind,
+				       u32 chosen, u32 ideal)
+{
+	u32 b = chosen + CADENCE_IDLE_CORRECT - ideal;
+
+	barrier_var(b);
+	if (src < CADENCE_IDLE_SOURCES && kind < CADENCE_IDLE_IDEALS && b < CADENCE_IDLE_DIFFS)
+		sc->n[src][kind][b]++;
+}
+
+/*
+ * Score a period: each source's choice against both ideals. The kernel's
+ * state counts only where @kernel_indices says its indices are ours.
+ */
+static __always_inline void idle_score(struct cadence_idle_scores *sc,
+				       const struct cadence_idle_states *s,
+				       const struct cadence_idle_entry *e, u64 duration_ns,
+				       bool kernel_indices)
+{
+	u32 kind, ideal;
+
+	idle_for(kind, 0, CADENCE_IDLE_IDEALS)
+	{
+		ideal = idle_ideal(s, duration_ns, kind);
+		idle_count(sc, CADENCE_IDLE_SRC_TEO, kind, e->teo, ideal);
+		idle_count(sc, CADENCE_IDLE_SRC_WEIGHTED, kind, e->weighted, ideal);
+		if (kernel_indices && e->kernel >= 0 && (u32)e->kernel < s->nr)
+			idle_count(sc, CADENCE_IDLE_SRC_KERNEL, kind, e->kernel, ideal);
+	}
+}
+
+#endif /* __CADENCE_IDLE_LEARN_BPF_H */

@@ -1,0 +1,225 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The idle-state learner's types (bpf/idle_learn.bpf.h, bpf/idle.bpf.h),
+ * shared with the loader through bindgen: included from intf.h.
+ */
+#ifndef __CADENCE_INTF_IDLE_H
+#define __CADENCE_INTF_IDLE_H
+
+enum cadence_idle_consts {
+	/*
+	 * States per CPU the tables hold: the kernel's CPUIDLE_STATE_MAX
+	 * (include/linux/cpuidle.h), and seed 003's state_mat[10][10].
+	 */
+	CADENCE_IDLE_MAX_STATES = 10,
+	/* Score buckets: chosen - ideal runs from -(MAX - 1) to MAX - 1. */
+	CADENCE_IDLE_DIFFS = 2 * CADENCE_IDLE_MAX_STATES - 1,
+	/* The bucket of a correct prediction (diff 0). */
+	CADENCE_IDLE_CORRECT = CADENCE_IDLE_MAX_STATES - 1,
+	/* teo.c's PULSE: what one event adds to a bin. */
+	CADENCE_TEO_PULSE = 1024,
+	/* teo.c's DECAY_SHIFT: every bin keeps 7/8 at each wake-up. */
+	CADENCE_TEO_DECAY_SHIFT = 3,
+	/* Seed 003: a row's weights are in 0..10000 (percent x 100). */
+	CADENCE_IDLE_WEIGHT_SCALE = 10000,
+	/* Seed 003: a fresh row has 6000 on the diagonal, 4000 spread. */
+	CADENCE_IDLE_WEIGHT_DIAG = 6000,
+	/* Periods one replay run (BPF_PROG_TEST_RUN) takes. */
+	CADENCE_IDLE_REPLAY_PERIODS = 64,
+};
+
+/* idle.predictor: which prediction acts (placement, PM QoS). */
+enum cadence_idle_predictor {
+	CADENCE_IDLE_PREDICTOR_OFF, /* no learning at all */
+	CADENCE_IDLE_PREDICTOR_TEO,
+	CADENCE_IDLE_PREDICTOR_WEIGHTED,
+};
+
+/* idle.pick: how the weighted predictor reads its row. */
+enum cadence_idle_pick {
+	CADENCE_IDLE_PICK_RANDOM,   /* weighted random, as seed 003 */
+	CADENCE_IDLE_PICK_HEAVIEST, /* the heaviest weight (deterministic) */
+};
+
+/* idle.place: how idle states break ties between equally good idle CPUs. */
+enum cadence_idle_place {
+	CADENCE_IDLE_PLACE_OFF,
+	/*
+	 * Wake the CPU whose state has the smallest exit latency, which
+	 * leaves those in deep states asleep.
+	 */
+	CADENCE_IDLE_PLACE_SHALLOW,
+};
+
+/* Whose choices a score counts. */
+enum cadence_idle_source {
+	CADENCE_IDLE_SRC_TEO,
+	CADENCE_IDLE_SRC_WEIGHTED,
+	CADENCE_IDLE_SRC_KERNEL, /* the state the kernel's governor entered */
+	CADENCE_IDLE_SOURCES,
+};
+
+/*
+ * What "the ideal state" of a period means. Seed 003 does not say whether
+ * exit latency was subtracted from the idle duration, so both are counted.
+ */
+enum cadence_idle_ideal {
+	/* The deepest enabled state whose target residency <= duration. */
+	CADENCE_IDLE_IDEAL_RESIDENCY,
+	/* The same, with residency + exit latency <= duration. */
+	CADENCE_IDLE_IDEAL_EXIT,
+	CADENCE_IDLE_IDEALS,
+};
+
+/* One CPU's idle states, from sysfs cpuidle or --idle-states: `idle_states`. */
+struct cadence_idle_states {
+	/* States in use, 0 for a CPU the learner leaves alone. */
+	u32 nr;
+	/* Bit i: state i is disabled (sysfs `disable`). */
+	u32 disabled;
+	u64 residency_ns[CADENCE_IDLE_MAX_STATES];
+	u64 exit_latency_ns[CADENCE_IDLE_MAX_STATES];
+};
+
+/* What one CPU has learned. */
+struct cadence_idle_learned {
+	/* The number of states it was learned for; 0: fresh. */
+	u32 nr_states;
+	/* teo.c's struct teo_cpu bins: per state, decayed by 7/8 each period. */
+	u32 hits[CADENCE_IDLE_MAX_STATES];
+	u32 intercepts[CADENCE_IDLE_MAX_STATES];
+	/* teo.c's total and short_idles, decayed the same way. */
+	u32 total;
+	u32 short_idles;
+	/* Seed 003's state_mat: row = teo's choice, column = the state. */
+	u16 weight[CADENCE_IDLE_MAX_STATES][CADENCE_IDLE_MAX_STATES];
+	/* Updates of each row since it last aged. */
+	u16 row_updates[CADENCE_IDLE_MAX_STATES];
+	/* Periods learned since the table was fresh. */
+	u64 periods;
+};
+
+/*
+ * The value of the `idle_table` map, one element per CPU. Written by that
+ * CPU's idle exits under the lock, and whole by the loader (`ctl idle
+ * load/reset`) with BPF_F_LOCK.
+ */
+struct cadence_idle_table {
+	struct bpf_spin_lock lock;
+	u32 __pad;
+	/*
+	 * +1 at each write by the loader: a CPU that learned from a copy
+	 * taken before it does not write that copy back.
+	 */
+	u64 generation;
+	struct cadence_idle_learned learned;
+};
+
+/* Choices made when an idle period starts, scored when it ends. */
+struct cadence_idle_entry {
+	/* teo's state (the weighted row), the weighted pick, the kernel's. */
+	u32 teo;
+	u32 weighted;
+	s32 kernel;
+	/* The random number the weighted pick used. */
+	u32 rand;
+	/* Time to the next timer if known, else U64_MAX. */
+	u64 sleep_length_ns;
+	/* Whether teo looked at the sleep length (else it counts as endless). */
+	u32 sleep_length_used;
+	u32 __pad;
+};
+
+/* Counts per source, per ideal, per (chosen - ideal + MAX - 1). */
+struct cadence_idle_scores {
+	u64 n[CADENCE_IDLE_SOURCES][CADENCE_IDLE_IDEALS][CADENCE_IDLE_DIFFS];
+};
+
+/* Idle trace records (`idle record`): the ring buffer's two kinds. */
+enum cadence_idle_event_kind {
+	/* A CPU's table at the start of the recording. */
+	CADENCE_IDLE_EVENT_TABLE = 1,
+	/* One idle period. */
+	CADENCE_IDLE_EVENT_PERIOD = 2,
+};
+
+struct cadence_idle_period {
+	u32 kind;
+	u32 cpu;
+	/* bpf_ktime_get_ns() at idle entry, and the time idle. */
+	u64 start_ns;
+	u64 duration_ns;
+	u64 sleep_length_ns;
+	/* The state the kernel entered (tracepoint), -1 if not known. */
+	s32 kernel_state;
+	u32 rand;
+};
+
+struct cadence_idle_table_event {
+	u32 kind;
+	u32 cpu;
+	struct cadence_idle_learned table;
+};
+
+/*
+ * Per CPU (`idle_cpu`): the period in progress, where the CPU is for
+ * placement, its scores since start and since the recording began.
+ */
+struct cadence_idle_cpu {
+	/* bpf_ktime_get_ns() at entry; 0 while not idle. */
+	u64 entry_ns;
+	struct cadence_idle_entry entry;
+	/*
+	 * The state this CPU sits in while idle, the kernel's where its
+	 * indices are ours, else the acting prediction; -1 while busy.
+	 */
+	s32 state;
+	u32 __pad;
+	/* That state's exit latency (ns), for placement. */
+	u64 exit_latency_ns;
+	/* Exits whose learning a loader write overtook (not written back). */
+	u64 overtaken;
+	/* The learner works on this copy, out of the table's lock. */
+	struct cadence_idle_learned work;
+	/* The recording generation this CPU follows (0: none). */
+	u64 record_gen;
+	/* Periods scored; entries that found one open (a lost exit). */
+	u64 periods;
+	u64 lost_exits;
+	/* Recording: periods and tables the ring buffer had no room for. */
+	u64 record_drops;
+	struct cadence_idle_scores scores;
+	/* The same, only for periods recorded in this generation. */
+	struct cadence_idle_scores record_scores;
+};
+
+/* The loader's controls (`idle_ctl`, one element). */
+struct cadence_idle_ctl {
+	/*
+	 * Odd while recording: each CPU, at its next idle entry, writes its
+	 * table to the ring buffer and zeroes its record_scores.
+	 */
+	u64 record_gen;
+	/* 1: the state indices are the kernel's (sysfs cpuidle). */
+	u32 kernel_indices;
+	u32 __pad;
+};
+
+/* One replay run (bpf/idle_test.bpf.c): periods of one CPU, in order. */
+struct cadence_idle_replay {
+	struct cadence_policy policy;
+	struct cadence_idle_states states;
+	/* In: the table to start from; out: after the periods. */
+	struct cadence_idle_learned table;
+	/* In and out: scores are added. */
+	struct cadence_idle_scores scores;
+	u32 kernel_indices;
+	u32 nr;
+	struct cadence_idle_period periods[CADENCE_IDLE_REPLAY_PERIODS];
+	/* Out: each period's choices. */
+	struct cadence_idle_entry entries[CADENCE_IDLE_REPLAY_PERIODS];
+	s32 error;
+	u32 __pad;
+};
+
+#endif /* __CADENCE_INTF_IDLE_H */

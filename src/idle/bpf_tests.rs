@@ -1,0 +1,369 @@
+//! bpf/idle_learn.bpf.h, run in the host kernel through BPF_PROG_TEST_RUN of
+//! bpf/idle_test.bpf.c: hand-traced sequences from teo.c and seed 003, and
+//! random traces against the Rust reference, choice for choice and table
+//! for table. Needs CAP_BPF and CAP_PERFMON (skipped without,
+//! src/bpf_test_progs.rs); it does not need sched_ext.
+
+use super::learner_bpf::{BpfLearner, Period, Run};
+use super::reference::{self, ENDLESS, Entry, Knobs, Pick, Scores};
+use super::table::{StatesNs, Table};
+use crate::bpf_intf;
+use crate::bpf_test_progs;
+
+const US: u64 = 1000;
+
+/// None: skipped, this process may not load BPF.
+fn learner() -> Option<BpfLearner> {
+    bpf_test_progs::skip_without_bpf()?;
+    Some(BpfLearner::load().expect("loading the idle learner"))
+}
+
+fn policy(k: &Knobs) -> bpf_intf::cadence_policy {
+    // SAFETY: a bindgen struct of integers: all zeroes is a valid value.
+    let mut pol: bpf_intf::cadence_policy = unsafe { std::mem::zeroed() };
+    pol.idle_predictor = bpf_intf::cadence_idle_predictor_CADENCE_IDLE_PREDICTOR_WEIGHTED;
+    pol.idle_pick = match k.pick {
+        Pick::Random => bpf_intf::cadence_idle_pick_CADENCE_IDLE_PICK_RANDOM,
+        Pick::Heaviest => bpf_intf::cadence_idle_pick_CADENCE_IDLE_PICK_HEAVIEST,
+    };
+    pol.idle_learning_rate = k.learning_rate;
+    pol.idle_aging_interval = k.aging_interval;
+    pol
+}
+
+const SEED: Knobs = Knobs {
+    pick: Pick::Random,
+    learning_rate: 10,
+    aging_interval: 0,
+};
+
+/// An Intel-like table: POLL, C1 (2 us), C6 (600 us; exit 133 us).
+fn three_states() -> StatesNs {
+    StatesNs {
+        residency_ns: vec![0, 2 * US, 600 * US],
+        exit_latency_ns: vec![0, 2 * US, 133 * US],
+        disabled: vec![false; 3],
+    }
+}
+
+fn period(duration_ns: u64) -> Period {
+    Period {
+        duration_ns,
+        sleep_length_ns: ENDLESS,
+        kernel_state: -1,
+        rand: 0,
+    }
+}
+
+/// The same periods through the reference.
+fn reference_run(k: &Knobs, s: &StatesNs, table: &Table, kernel: bool, periods: &[Period]) -> Run {
+    let mut t = table.clone();
+    let mut scores = Scores::default();
+    let mut entries = Vec::new();
+    for p in periods {
+        let e = reference::predict(&mut t, s, k, p.sleep_length_ns, p.rand, p.kernel_state);
+        reference::learn(&mut t, s, k, &e, p.duration_ns);
+        reference::score(&mut scores, s, &e, p.duration_ns, kernel);
+        entries.push(e);
+    }
+    Run {
+        table: t,
+        scores,
+        entries,
+    }
+}
+
+fn bpf_run(l: &BpfLearner, k: &Knobs, s: &StatesNs, table: &Table, periods: &[Period]) -> Run {
+    l.run(&policy(k), s, table, &Scores::default(), true, periods)
+        .expect("idle_replay")
+}
+
+/// teo.c by hand: 30 us periods with no timer information. The first
+/// period starts from empty bins, so teo takes the deepest state (C6).
+/// Lasting less than C6's exit latency (133 us), the period counts as
+/// half its length (15 us) in teo_update(): an intercept in C1's bin
+/// (2 us <= 15 us < 600 us) and a short idle. From then on the intercepts
+/// below C6 (1024) outweigh total - hits below C6 (1024 - 0): teo walks
+/// to C1, and with short idles at half the total it does not read the
+/// sleep length. Each period justified C1 (the deepest residency <= 30 us).
+#[test]
+fn teo_learns_short_periods_after_one_miss() {
+    let Some(l) = learner() else { return };
+    let s = three_states();
+    let periods = vec![period(30 * US); 5];
+    let run = bpf_run(&l, &SEED, &s, &Table::default(), &periods);
+    let teo: Vec<u32> = run.entries.iter().map(|e| e.teo).collect();
+    assert_eq!(teo, [2, 1, 1, 1, 1]);
+    assert!(run.entries[0].sleep_length_used);
+    assert!(!run.entries[1].sleep_length_used);
+    // One undershoot by one state (C6 for a C1 period), four correct.
+    let by_res = &run.scores.0[reference::TEO][reference::BY_RESIDENCY];
+    assert_eq!(by_res[table_bucket(1)], 1);
+    assert_eq!(by_res[table_bucket(0)], 4);
+    // First period: intercepts[1] = 1024, total = 1024, short_idles = 1024.
+    let after_one = bpf_run(&l, &SEED, &s, &Table::default(), &periods[..1]).table;
+    assert_eq!(after_one.intercepts, [0, 1024, 0, 0, 0, 0, 0, 0, 0, 0]);
+    assert_eq!((after_one.total, after_one.short_idles), (1024, 1024));
+}
+
+/// The bucket of chosen - ideal = @diff.
+fn table_bucket(diff: i32) -> usize {
+    (diff + reference::DIFFS as i32 / 2) as usize
+}
+
+/// teo.c: a known sleep length caps the choice: with empty bins teo takes
+/// C6, reads the sleep length (C6's 600 us is not below the 15 us
+/// threshold), and a timer 100 us away leaves C1, the deepest state whose
+/// residency fits. The period then lasts the whole 100 us: a hit in C1's
+/// bin (sleep length and measured time in one bin).
+#[test]
+fn teo_caps_by_sleep_length_and_counts_a_hit() {
+    let Some(l) = learner() else { return };
+    let s = three_states();
+    let p = Period {
+        sleep_length_ns: 100 * US,
+        ..period(100 * US)
+    };
+    let run = bpf_run(&l, &SEED, &s, &Table::default(), &[p]);
+    assert_eq!(run.entries[0].teo, 1);
+    assert_eq!(run.table.hits[1], 1024);
+    assert_eq!(run.table.intercepts, [0; 10]);
+}
+
+/// Seed 003's update by hand, n = 3, learning rate 10: the fresh row of
+/// C6 is [2000, 2000, 6000]. A 30 us period justifies C1: C1 gains 10% of
+/// 2000 (2200); the others lose 10% / (n - 1) = 5% of theirs (1900, 5700),
+/// all inside the 1000..9000 bounds.
+#[test]
+fn seed_update_moves_the_row_toward_the_justified_state() {
+    let Some(l) = learner() else { return };
+    let s = three_states();
+    let run = bpf_run(&l, &SEED, &s, &Table::default(), &[period(30 * US)]);
+    assert_eq!(run.table.weight[2][..3], [1900, 2200, 5700]);
+    // The other rows are still fresh.
+    assert_eq!(run.table.weight[1][..3], [2000, 6000, 2000]);
+    assert_eq!(run.table.periods, 1);
+}
+
+/// Seed 003's bounds: a weight stops growing once it would reach
+/// (100 - rate)% = 9000, and others stop shrinking at rate% = 1000.
+#[test]
+fn seed_update_stays_inside_its_bounds() {
+    let Some(l) = learner() else { return };
+    let s = three_states();
+    // 30 us periods: teo's row is C1 (row 1) from the second on, always
+    // toward C1.
+    let run = bpf_run(
+        &l,
+        &SEED,
+        &s,
+        &Table::default(),
+        &vec![period(30 * US); 200],
+    );
+    let row = run.table.weight[1];
+    // 6000 grows by 10% a step while the result stays below 9000:
+    // 6000, 6600, 7260, 7986, 8784; 8784 + 878 = 9662 is refused.
+    assert_eq!(row[1], 8784);
+    // 2000 shrinks by 5% (integer division) a step while the result stays
+    // above 1000: 2000, 1900, 1805, 1715, 1630, 1549, 1472, 1399, 1330,
+    // 1264, 1201, 1141, 1084, 1030; 1030 - 51 = 979 is refused.
+    assert_eq!(row[0], 1030);
+    assert_eq!(row[2], 1030);
+}
+
+/// Seed 003: "state_mat[2][1] - 3000 means ... the probability ... is 30%":
+/// a row holding 3000 of 10000 for a state is picked for 30% of evenly
+/// spread random numbers, exactly. rand = ceil(k 2^32 / 1000) lands at
+/// exactly 10 k of the row's 10000.
+#[test]
+fn a_weight_of_30_percent_is_a_30_percent_chance() {
+    let Some(l) = learner() else { return };
+    let s = three_states();
+    let mut table = reference::fresh(3);
+    // teo takes C6 from empty bins: row 2.
+    table.weight[2] = [3000, 5000, 2000, 0, 0, 0, 0, 0, 0, 0];
+    let mut picks = [0u32; 3];
+    for k in 0..1000u64 {
+        let rand = ((k << 32).div_ceil(1000)) as u32;
+        let p = Period {
+            rand,
+            ..period(1000 * US)
+        };
+        let run = bpf_run(&l, &SEED, &s, &table, &[p]);
+        assert_eq!(run.entries[0].teo, 2);
+        picks[run.entries[0].weighted as usize] += 1;
+    }
+    assert_eq!(picks, [300, 500, 200]);
+    // Heaviest: always the 5000.
+    let heaviest = Knobs {
+        pick: Pick::Heaviest,
+        ..SEED
+    };
+    let run = bpf_run(&l, &heaviest, &s, &table, &[period(1000 * US)]);
+    assert_eq!(run.entries[0].weighted, 1);
+}
+
+/// Aging by hand: every 2nd update of a row, 1/8 of its heaviest weight
+/// goes, in equal shares, to its other enabled states.
+#[test]
+fn aging_spreads_an_eighth_of_the_heaviest_weight() {
+    let Some(l) = learner() else { return };
+    let s = three_states();
+    let k = Knobs {
+        aging_interval: 2,
+        ..SEED
+    };
+    let mut table = reference::fresh(3);
+    // Bins that make teo choose C6 every time: hits in C6's bin.
+    table.hits[2] = 8192;
+    table.total = 8192;
+    // Two 1 ms periods justify C6: row 2 goes [2000, 2000, 6000] ->
+    // [1900, 1900, 6600] -> [1805, 1805, 7260], then ages: 7260 / 8 = 907,
+    // 453 to each other state: [2258, 2258, 6354].
+    let p = Period {
+        sleep_length_ns: 2000 * US,
+        ..period(1000 * US)
+    };
+    let run = bpf_run(&l, &k, &s, &table, &[p, p]);
+    assert_eq!(
+        run.entries.iter().map(|e| e.teo).collect::<Vec<_>>(),
+        [2, 2]
+    );
+    assert_eq!(run.table.weight[2][..3], [2258, 2258, 6354]);
+    assert_eq!(run.table.row_updates[2], 0);
+}
+
+/// The score of hand-made periods: a 700 us period justifies C6 by
+/// residency (600 us) but only C1 once C6's 133 us exit latency is added
+/// (733 > 700): the same choice is correct by one ideal and one state too
+/// deep by the other. The kernel's state counts only with its indices.
+#[test]
+fn scores_count_against_both_ideals() {
+    let s = three_states();
+    let e = Entry {
+        teo: 2,
+        weighted: 1,
+        kernel: 0,
+        ..Entry::default()
+    };
+    let mut sc = Scores::default();
+    reference::score(&mut sc, &s, &e, 700 * US, true);
+    assert_eq!(
+        sc.0[reference::TEO][reference::BY_RESIDENCY][table_bucket(0)],
+        1
+    );
+    assert_eq!(sc.0[reference::TEO][reference::BY_EXIT][table_bucket(1)], 1);
+    assert_eq!(
+        sc.0[reference::WEIGHTED][reference::BY_RESIDENCY][table_bucket(-1)],
+        1
+    );
+    assert_eq!(
+        sc.0[reference::KERNEL][reference::BY_RESIDENCY][table_bucket(-2)],
+        1
+    );
+    let mut no_kernel = Scores::default();
+    reference::score(&mut no_kernel, &s, &e, 700 * US, false);
+    assert!(
+        no_kernel.0[reference::KERNEL]
+            .iter()
+            .flatten()
+            .all(|&n| n == 0)
+    );
+    // The same through BPF: one period, the kernel in state 0.
+    let Some(l) = learner() else { return };
+    let p = Period {
+        kernel_state: 0,
+        ..period(700 * US)
+    };
+    let run = bpf_run(&l, &SEED, &s, &Table::default(), &[p]);
+    assert_eq!(
+        run.scores.0[reference::KERNEL][reference::BY_EXIT][table_bucket(-1)],
+        1
+    );
+}
+
+/// xorshift64: reproducible random traces without a dependency.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+/// Random states: 1..=10 of them, residencies increasing from 0..5 us,
+/// exit latencies below them, about one in six disabled.
+fn random_states(r: &mut Rng) -> StatesNs {
+    let n = 1 + r.below(10) as usize;
+    let mut s = StatesNs::default();
+    let mut res = r.below(5 * US);
+    for _ in 0..n {
+        s.residency_ns.push(res);
+        s.exit_latency_ns.push(r.below(res + 1));
+        s.disabled.push(r.below(6) == 0);
+        res += 1 + r.below(400 * US);
+    }
+    s
+}
+
+/// A random period: log-uniform 100 ns .. 100 ms, sometimes a sleep
+/// length, sometimes a kernel state (even an out-of-range one).
+fn random_period(r: &mut Rng) -> Period {
+    let duration_ns = 100u64 << r.below(20) | r.below(100);
+    let sleep_length_ns = match r.below(3) {
+        0 => ENDLESS,
+        1 => duration_ns + r.below(1000 * US),
+        _ => r.below(2 * duration_ns + 1),
+    };
+    Period {
+        duration_ns,
+        sleep_length_ns,
+        kernel_state: r.below(13) as i32 - 1,
+        rand: r.next() as u32,
+    }
+}
+
+#[test]
+fn random_traces_match_the_reference_bit_for_bit() {
+    let Some(l) = learner() else { return };
+    let mut r = Rng(0x5eed_0003);
+    for trace in 0..150 {
+        let s = random_states(&mut r);
+        let k = Knobs {
+            pick: if r.below(2) == 0 {
+                Pick::Random
+            } else {
+                Pick::Heaviest
+            },
+            learning_rate: 1 + r.below(49) as u32,
+            aging_interval: [0, 1, 3, 64][r.below(4) as usize],
+        };
+        let periods: Vec<Period> = (0..1 + r.below(300))
+            .map(|_| random_period(&mut r))
+            .collect();
+        let start = if r.below(3) == 0 {
+            reference::fresh(s.nr())
+        } else {
+            Table::default()
+        };
+        let got = l
+            .run(&policy(&k), &s, &start, &Scores::default(), true, &periods)
+            .unwrap();
+        let want = reference_run(&k, &s, &start, true, &periods);
+        for (i, (g, w)) in got.entries.iter().zip(&want.entries).enumerate() {
+            assert_eq!(
+                g, w,
+                "trace {trace} period {i}: {s:?} {k:?} {:?}",
+                periods[i]
+            );
+        }
+        assert_eq!(got.table, want.table, "trace {trace}: {s:?} {k:?}");
+        assert_eq!(got.scores, want.scores, "trace {trace}");
+    }
+}

@@ -1,0 +1,87 @@
+//! One CPU's learned idle table (struct cadence_idle_learned, bpf/intf_idle.h)
+//! as Rust and JSON see it: `ctl idle save/load`, the traces' table records
+//! and the reference model all use this one type.
+
+use serde::{Deserialize, Serialize};
+
+use crate::bpf_intf;
+
+/// bpf/intf_idle.h's CADENCE_IDLE_MAX_STATES.
+pub const MAX: usize = bpf_intf::cadence_idle_consts_CADENCE_IDLE_MAX_STATES as usize;
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Table {
+    /// The number of states it was learned for; 0: fresh.
+    pub nr_states: u32,
+    /// teo's bins, per state.
+    pub hits: [u32; MAX],
+    pub intercepts: [u32; MAX],
+    pub total: u32,
+    pub short_idles: u32,
+    /// Seed 003's matrix: row = teo's choice, column = the state.
+    pub weight: [[u16; MAX]; MAX],
+    pub row_updates: [u16; MAX],
+    pub periods: u64,
+}
+
+impl Table {
+    pub fn from_bpf(t: &bpf_intf::cadence_idle_learned) -> Table {
+        Table {
+            nr_states: t.nr_states,
+            hits: t.hits,
+            intercepts: t.intercepts,
+            total: t.total,
+            short_idles: t.short_idles,
+            weight: t.weight,
+            row_updates: t.row_updates,
+            periods: t.periods,
+        }
+    }
+
+    pub fn to_bpf(&self) -> bpf_intf::cadence_idle_learned {
+        // SAFETY: a bindgen struct of integers: all zeroes is a valid value.
+        let mut t: bpf_intf::cadence_idle_learned = unsafe { std::mem::zeroed() };
+        t.nr_states = self.nr_states;
+        t.hits = self.hits;
+        t.intercepts = self.intercepts;
+        t.total = self.total;
+        t.short_idles = self.short_idles;
+        t.weight = self.weight;
+        t.row_updates = self.row_updates;
+        t.periods = self.periods;
+        t
+    }
+}
+
+/// One CPU's states as BPF reads them (struct cadence_idle_states): target
+/// residencies and exit latencies in ns, disabled ones as a bit mask.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StatesNs {
+    pub residency_ns: Vec<u64>,
+    pub exit_latency_ns: Vec<u64>,
+    pub disabled: Vec<bool>,
+}
+
+impl StatesNs {
+    pub fn nr(&self) -> usize {
+        self.residency_ns.len()
+    }
+
+    pub fn enabled(&self, i: usize) -> bool {
+        i < self.nr() && !self.disabled[i]
+    }
+
+    pub fn to_bpf(&self) -> bpf_intf::cadence_idle_states {
+        // SAFETY: as above.
+        let mut s: bpf_intf::cadence_idle_states = unsafe { std::mem::zeroed() };
+        s.nr = self.nr() as u32;
+        for i in 0..self.nr().min(MAX) {
+            s.residency_ns[i] = self.residency_ns[i];
+            s.exit_latency_ns[i] = self.exit_latency_ns[i];
+            if self.disabled[i] {
+                s.disabled |= 1 << i;
+            }
+        }
+        s
+    }
+}
