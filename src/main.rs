@@ -114,6 +114,12 @@ pub struct RunOpts {
     #[clap(long, value_name = "FILE")]
     pub topology: Option<PathBuf>,
 
+    /// Give every CPU these idle states instead of reading sysfs cpuidle:
+    /// one `name exit_latency_us target_residency_us [disabled]` line per
+    /// state (see `scx_cadence idle-states --help`).
+    #[clap(long, value_name = "FILE")]
+    pub idle_states: Option<PathBuf>,
+
     /// Test only: cpufreq targets follow the util in the util_inject map
     /// instead of PELT, so that VM tests can drive the deadband exactly.
     #[clap(long, hide = true)]
@@ -169,6 +175,18 @@ pub enum Command {
         /// machine's online CPUs); see src/topology/file.rs for the format.
         #[clap(long, value_name = "FILE")]
         topology: Option<PathBuf>,
+        /// Test only: read sysfs from this directory instead of /sys.
+        #[clap(long, value_name = "DIR", default_value = "/sys", hide = true)]
+        sysfs: PathBuf,
+    },
+    /// Print each CPU's idle states: name, exit latency, target residency,
+    /// disabled; from sysfs cpuidle, or from a file.
+    IdleStates {
+        /// Read the states from this file instead: one state a line,
+        /// shallowest first, `name exit_latency_us target_residency_us
+        /// [disabled]`, `#` comments; examples in docs/idle-states/.
+        #[clap(long, value_name = "FILE")]
+        idle_states: Option<PathBuf>,
         /// Test only: read sysfs from this directory instead of /sys.
         #[clap(long, value_name = "DIR", default_value = "/sys", hide = true)]
         sysfs: PathBuf,
@@ -343,6 +361,12 @@ fn run(opts: Opts) -> Result<()> {
             print!("{}", topology::show::render(&h, &source));
             return Ok(());
         }
+        Some(Command::IdleStates { idle_states, sysfs }) => {
+            let online = topology::sysfs::read(&sysfs).cpus.into_keys().collect();
+            let states = idle::states::IdleStates::read(&sysfs, idle_states.as_deref(), &online)?;
+            print!("{}", idle::states::render(&states));
+            return Ok(());
+        }
         None => {}
     }
     let opts = opts.run;
@@ -363,6 +387,11 @@ fn run(opts: Opts) -> Result<()> {
     // Bad policies (and a freq.max this machine lacks) are refused before
     // anything is loaded.
     let first = starting_policy(&opts)?;
+    // So is a bad --idle-states file (the scheduler reads it again at each
+    // attach, for the CPUs online then).
+    if let Some(file) = &opts.idle_states {
+        idle::states::read_file(file)?;
+    }
     let freq = match opts.test_freq_inject {
         Some(mhz) => freq::FreqTable::injected(mhz),
         None => freq::FreqTable::probe(),

@@ -1,7 +1,7 @@
 //! The scheduler's life: open, configure, load and attach the BPF skeleton;
 //! serve stats and control requests while it runs; report why it exited.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::mem::MaybeUninit;
 use std::path::Path;
 use std::sync::Arc;
@@ -21,6 +21,7 @@ use crate::bpf_intf::{self, as_bytes};
 use crate::bpf_skel::*;
 use crate::control::server::{Pending, Server};
 use crate::freq::{self, FreqSource, Governors};
+use crate::idle::states::IdleStates;
 use crate::instance::{InstanceLock, LOCK_FILE};
 use crate::pins::Pins;
 use crate::policy::Live;
@@ -44,6 +45,10 @@ pub struct Scheduler<'a> {
     llcs: LlcMap,
     // The cpufreq governors at start: whether the hints take effect.
     governors: Governors,
+    // Each online CPU's idle states (--idle-states or sysfs cpuidle), for
+    // the idle learner (issue 13), which is not built yet.
+    #[allow(dead_code)]
+    idle_states: IdleStates,
     nr_restarts: u64,
     stats_server: StatsServer<(), Metrics>,
 }
@@ -87,6 +92,15 @@ impl<'a> Scheduler<'a> {
             live.current().name,
             live.generation()
         );
+        // The idle states of the CPUs the hierarchy holds, which are the
+        // online ones (a --topology file must name exactly those).
+        let online: BTreeSet<u32> = hier.cpus.keys().copied().collect();
+        let idle_states =
+            IdleStates::read(Path::new("/sys"), opts.idle_states.as_deref(), &online)?;
+        for note in &idle_states.notes {
+            warn!("idle states: {note}");
+        }
+        info!("{}", idle_states.summary());
 
         skel.struct_ops.cadence_ops_mut().exit_dump_len = opts.exit_dump_len;
 
@@ -182,6 +196,7 @@ impl<'a> Scheduler<'a> {
             struct_ops,
             llcs,
             governors,
+            idle_states,
             nr_restarts,
             stats_server,
         })

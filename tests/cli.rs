@@ -200,6 +200,79 @@ fn bad_topology_file_is_refused_with_its_line() {
     );
 }
 
+/// `scx_cadence idle-states` with a shipped example file gives every online
+/// CPU of the (recorded) machine that table, with the file's indices.
+#[test]
+fn idle_states_prints_a_shipped_example_for_every_cpu() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = dir.join("tests/fixtures/topology/no-smt");
+    let file = dir.join("docs/idle-states/intel-skylake-sp.txt");
+    let out = scx_cadence(&[
+        "idle-states",
+        "--sysfs",
+        root.to_str().unwrap(),
+        "--idle-states",
+        file.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let want = format!(
+        "idle states from file {} (state indices are the file's, not the kernel's)\n\
+         CPUs 0-3:\n\
+         \x20 state  name  exit latency us  target residency us  disabled\n\
+         \x20     0  POLL                0                    0  no\n\
+         \x20     1  C1                  2                    2  no\n\
+         \x20     2  C1E                10                   20  no\n\
+         \x20     3  C6                133                  600  no\n",
+        file.display()
+    );
+    assert_eq!(text, want);
+}
+
+/// From sysfs: the driver and governor, a CPU with a disabled state in its
+/// own group, a CPU without cpuidle/ noted.
+#[test]
+fn idle_states_reads_sysfs_cpuidle() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/idle/mixed");
+    let out = scx_cadence(&["idle-states", "--sysfs", root.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    for part in [
+        "idle states from sysfs: cpuidle driver intel_idle, governor teo (state indices are the kernel's)\n",
+        "CPU 1:\n",
+        "      3  C6                133                  600  yes\n",
+        "CPU 2: no idle states\n",
+        "note: CPU 2: no cpuidle/ directory in sysfs: no idle states\n",
+    ] {
+        assert!(text.contains(part), "{part:?} missing in:\n{text}");
+    }
+}
+
+/// A bad idle-states file is refused in one line naming its line, by
+/// `idle-states` and by the scheduler itself before it touches the kernel.
+#[test]
+fn bad_idle_states_file_is_refused_with_its_line() {
+    let file = std::env::temp_dir().join(format!("scx_cadence-idle-{}", std::process::id()));
+    std::fs::write(&file, "# name latency residency\nC1 2 2\nC1E 10\n").unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/topology/no-smt");
+    let shown = refused(&[
+        "idle-states",
+        "--sysfs",
+        root.to_str().unwrap(),
+        "--idle-states",
+        file.to_str().unwrap(),
+    ]);
+    let run = refused(&["--idle-states", file.to_str().unwrap()]);
+    std::fs::remove_file(&file).unwrap();
+    let want = format!(
+        "scx_cadence: error: idle-states file {}: line 3: `C1E 10`: no target residency \
+         (expected `name exit_latency_us target_residency_us [disabled]`)",
+        file.display()
+    );
+    assert_eq!(shown, want);
+    assert_eq!(run, want);
+}
+
 /// docs/policy.md holds the output of `policies --markdown` between its two
 /// marker comments, so the field reference cannot drift from the schema.
 /// With UPDATE_DOCS=1 the test rewrites that part instead of failing.

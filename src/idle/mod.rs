@@ -1,8 +1,18 @@
-//! Idle states: the learner's tables (bpf/idle_learn.bpf.h), its reference
-//! model, and running it outside the scheduler.
+//! Idle states: what the machine's CPUs can sleep in, and what the BPF
+//! learner (bpf/idle_learn.bpf.h) makes of their idle periods.
+//!
+//! - `states`: each online CPU's table of idle states (name, exit latency,
+//!   target residency, disabled), read from sysfs cpuidle or from an
+//!   `--idle-states FILE`, and printed by `scx_cadence idle-states`.
+//! - `table`: one CPU's learned table as Rust and JSON see it.
+//! - `reference`: the learner in plain Rust, for the host tests.
+//! - `learner_bpf`: the BPF learner run outside the scheduler.
 
 pub mod learner_bpf;
 pub mod reference;
+pub mod states;
+mod states_file;
+mod states_sysfs;
 pub mod table;
 
 #[cfg(test)]
