@@ -8,6 +8,7 @@ mod bpf_test_progs;
 mod control;
 mod cpufreq;
 mod freq;
+mod idle;
 mod instance;
 mod owned;
 #[cfg(test)]
