@@ -305,9 +305,8 @@ impl QosLimits {
     pub fn request(&mut self, cpu: u32, us: Option<u32>, now: Instant) -> bool {
         let us = us.map(|n| n.min(MAX_LIMIT_US));
         let Some(c) = self.cpus.get_mut(&cpu) else {
-            if !self.warned().contains(&cpu) {
-                self.warn_cpu(cpu, "not among the CPUs opened for PM QoS".into());
-            }
+            // Once per CPU (warn_cpu), like a file that failed.
+            self.warn_cpu(cpu, "not among the CPUs opened for PM QoS".into());
             return false;
         };
         if c.in_force == us {
