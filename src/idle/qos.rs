@@ -90,13 +90,14 @@ pub fn read_limit(sysfs: &Path, cpu: u32) -> Result<Option<u32>> {
     parse_limit(&text).with_context(|| format!("in {}", path.display()))
 }
 
-/// The raw text of @path, trimmed, checked to be a value the file accepts.
-fn read_raw(path: &Path) -> Result<String> {
+/// The raw text of @path, trimmed, and the limit it means (so it is a
+/// value the file accepts back).
+fn read_raw(path: &Path) -> Result<(String, Option<u32>)> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
     let raw = text.trim().to_string();
-    parse_limit(&raw).with_context(|| format!("in {}", path.display()))?;
-    Ok(raw)
+    let limit = parse_limit(&raw).with_context(|| format!("in {}", path.display()))?;
+    Ok((raw, limit))
 }
 
 /// Writes @text to @path, which must exist (a missing sysfs file is never
@@ -208,20 +209,21 @@ impl QosLimits {
             let path = qos_path(sysfs, cpu);
             // Opening for writing writes nothing; on sysfs it fails at once
             // (EACCES, EROFS) when the file cannot be stored to.
-            let probe = read_raw(&path).and_then(|raw| {
+            let probe = read_raw(&path).and_then(|(_, limit)| {
                 File::options()
                     .write(true)
                     .open(&path)
                     .with_context(|| format!("opening {} for writing", path.display()))?;
-                Ok(raw)
+                Ok(limit)
             });
             match probe {
-                Ok(raw) => {
+                Ok(limit) => {
                     let in_force = match me.saved.get(&cpu) {
-                        // Still ours from a failed restore: what we wrote
-                        // is unknown, so the next request writes.
+                        // Still ours from a failed restore: what is in
+                        // force is not its original, so the next request
+                        // writes (no request is above MAX_LIMIT_US).
                         Some(_) => Some(u32::MAX),
-                        None => parse_limit(&raw)?,
+                        None => limit,
                     };
                     me.cpus.insert(
                         cpu,
@@ -346,7 +348,7 @@ impl QosLimits {
         let newly_saved = !self.saved.contains_key(&cpu);
         if newly_saved {
             let raw = match read_raw(&path) {
-                Ok(raw) => raw,
+                Ok((raw, _)) => raw,
                 Err(e) => {
                     self.warn_cpu(cpu, format!("{e:#}"));
                     return false;
