@@ -27,6 +27,11 @@ pub const PINNED_MAPS: &[&str] = &[
     "cpu_cpufreq",
     "util_inject",
     "place_topo",
+    "idle_states",
+    "idle_table",
+    "idle_cpu",
+    "idle_ctl",
+    "idle_trace",
 ];
 
 /// The task util view's iterator link, pinned beside the maps.

@@ -21,6 +21,7 @@ use crate::bpf_intf::{self, as_bytes};
 use crate::bpf_skel::*;
 use crate::control::server::{Pending, Server};
 use crate::freq::{self, FreqSource, Governors};
+use crate::idle::attach::Plan as IdlePlan;
 use crate::idle::states::IdleStates;
 use crate::instance::{InstanceLock, LOCK_FILE};
 use crate::pins::Pins;
@@ -45,8 +46,8 @@ pub struct Scheduler<'a> {
     llcs: LlcMap,
     // The cpufreq governors at start: whether the hints take effect.
     governors: Governors,
-    // Each online CPU's idle states (--idle-states or sysfs cpuidle), for
-    // the idle learner (issue 13), which is not built yet.
+    // Each online CPU's idle states (--idle-states or sysfs cpuidle), which
+    // the idle learner learns for.
     #[allow(dead_code)]
     idle_states: IdleStates,
     nr_restarts: u64,
@@ -101,6 +102,8 @@ impl<'a> Scheduler<'a> {
             warn!("idle states: {note}");
         }
         info!("{}", idle_states.summary());
+        let idle_plan = IdlePlan::new(&idle_states);
+        idle_plan.configure(&mut skel);
 
         skel.struct_ops.cadence_ops_mut().exit_dump_len = opts.exit_dump_len;
 
@@ -178,6 +181,8 @@ impl<'a> Scheduler<'a> {
             .context("attaching the task util view (iter/task)")?;
         pins.add_task_view(&mut task_view)?;
 
+        idle_plan.install(&skel, &idle_states)?;
+        info!("{}", idle_plan.summary());
         let struct_ops = Some(scx_ops_attach!(skel, cadence_ops)?);
         info!(
             "{SCHEDULER_NAME} attached; maps pinned in {}",

@@ -187,13 +187,15 @@ pub fn teo_learn(t: &mut Table, s: &StatesNs, e: &Entry, duration: u64) {
 /// the exit latency added.
 pub fn ideal(s: &StatesNs, duration: u64, with_exit: bool) -> usize {
     let need = |i: usize| s.residency_ns[i] + if with_exit { s.exit_latency_ns[i] } else { 0 };
-    let mut enabled = (0..s.nr()).filter(|&i| s.enabled(i));
-    let Some(first) = enabled.next() else {
+    let enabled: Vec<usize> = (0..s.nr()).filter(|&i| s.enabled(i)).collect();
+    let Some(&first) = enabled.first() else {
         return 0;
     };
     enabled
-        .filter(|&i| need(i) <= duration)
-        .last()
+        .iter()
+        .rev()
+        .copied()
+        .find(|&i| need(i) <= duration)
         .unwrap_or(first)
 }
 

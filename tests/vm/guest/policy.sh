@@ -99,13 +99,17 @@ case_pinned_maps() {
 	start_sched "$VM_OUT/pins.sched.log" || return 1
 	local map field dumpf
 	for spec in \
-		"policy:generation slice_max_ns slice_min_ns slice_lag_ns idle_core_first freq_max_ratio cpuperf_scale freq_max_mhz cpufreq_mode cpufreq_headroom_pct cpufreq_scale cpufreq_floor_util cpufreq_band cpufreq_iowait_boost cpufreq_interval_ns cpufreq_down_hold_ns place_order" \
+		"policy:generation slice_max_ns slice_min_ns slice_lag_ns idle_core_first freq_max_ratio cpuperf_scale freq_max_mhz cpufreq_mode cpufreq_headroom_pct cpufreq_scale cpufreq_floor_util cpufreq_band cpufreq_iowait_boost cpufreq_interval_ns cpufreq_down_hold_ns place_order idle_predictor idle_pick idle_learning_rate idle_aging_interval idle_place" \
 		"policy_state:generation" \
 		"policy_cpu:seq generation slice_max_ns idle_core_first" \
 		"cpu_util:clock_pelt lost_idle_time clock_task util_avg runnable_avg freq_scale freq_source cpu_cap freq_ticks freq_clamped freq_errors busy" \
 		"freq_inject:aperf mperf" \
 		"cpu_cpufreq:target util issued supp_deadband supp_hysteresis supp_hold supp_rate iowait_boosts hist" \
 		"util_inject:util" \
+		"idle_states:nr disabled residency_ns exit_latency_ns" \
+		"idle_table:generation learned nr_states hits intercepts total short_idles weight row_updates periods" \
+		"idle_cpu:entry_ns state exit_latency_ns periods lost_exits overtaken record_drops scores record_scores" \
+		"idle_ctl:record_gen kernel_indices" \
 		"place_topo:nr_cpus nr_small nr_big cpu_small small_cpus small_big big_first_small big_nr_small llc_first_big llc_nr_big" \
 		"cpu_stats:select_prev_core select_busy place_prev_small place_idle_big place_idle_small place_near_small place_near_big place_near_llc place_any place_busy enq_pinned enq_idle enq_llc enq_lag_floor enq_kick_idle dispatch_cpu dispatch_llc dispatch_steal dispatch_balance dispatch_keep tick_preempt policy_refresh"; do
 		map=${spec%%:*}

@@ -1,0 +1,110 @@
+//! The idle learner inside the scheduler: which of its programs load and
+//! the states it learns for (bpf/idle.bpf.h). The programs that load are
+//! attached with the rest by scx_ops_attach!, which attaches every program
+//! of the skeleton: attaching them here as well would run each twice.
+
+use anyhow::{Context, Result};
+use libbpf_rs::{MapCore, MapFlags};
+
+use super::states::IdleStates;
+use super::table::StatesNs;
+use crate::bpf_intf::{self, as_bytes};
+use crate::bpf_skel::{BpfSkel, OpenBpfSkel};
+
+/// The kernel function whose result is teo's sleep length.
+const SLEEP_LENGTH_FN: &str = "tick_nohz_get_sleep_length";
+
+/// Whether this kernel has @func as a symbol that fexit can attach to
+/// (a function the compiler inlined everywhere is not in kallsyms).
+fn has_function(kallsyms: &str, func: &str) -> bool {
+    kallsyms
+        .lines()
+        .any(|l| l.split_whitespace().nth(2) == Some(func))
+}
+
+/// What the learner will run on: the tracepoint only with states to learn
+/// for, the sleep length only where a cpuidle governor asks for it.
+pub struct Plan {
+    learn: bool,
+    sleep_length: bool,
+}
+
+impl Plan {
+    pub fn new(states: &IdleStates) -> Plan {
+        let learn = states.cpus.values().any(|s| !s.is_empty());
+        let kallsyms = std::fs::read_to_string("/proc/kallsyms").unwrap_or_default();
+        let sleep_length =
+            learn && states.kernel_indices() && has_function(&kallsyms, SLEEP_LENGTH_FN);
+        Plan {
+            learn,
+            sleep_length,
+        }
+    }
+
+    /// Before load: programs that would not run are not loaded.
+    pub fn configure(&self, skel: &mut OpenBpfSkel) {
+        skel.progs.cadence_cpu_idle.set_autoload(self.learn);
+        skel.progs
+            .cadence_sleep_length
+            .set_autoload(self.sleep_length);
+    }
+
+    /// After load: each CPU's states and whether their indices are the
+    /// kernel's, before anything is attached.
+    pub fn install(&self, skel: &BpfSkel, states: &IdleStates) -> Result<()> {
+        for (cpu, list) in &states.cpus {
+            let ns = StatesNs {
+                residency_ns: list
+                    .iter()
+                    .map(|s| u64::from(s.target_residency_us) * 1000)
+                    .collect(),
+                exit_latency_ns: list
+                    .iter()
+                    .map(|s| u64::from(s.exit_latency_us) * 1000)
+                    .collect(),
+                disabled: list.iter().map(|s| s.disabled).collect(),
+            };
+            skel.maps
+                .idle_states
+                .update(&cpu.to_ne_bytes(), as_bytes(&ns.to_bpf()), MapFlags::ANY)
+                .with_context(|| format!("writing CPU {cpu}'s idle states"))?;
+        }
+        // SAFETY: a bindgen struct of integers: all zeroes is a valid value.
+        let mut ctl: bpf_intf::cadence_idle_ctl = unsafe { std::mem::zeroed() };
+        ctl.kernel_indices = states.kernel_indices() as u32;
+        skel.maps
+            .idle_ctl
+            .update(&0u32.to_ne_bytes(), as_bytes(&ctl), MapFlags::ANY)
+            .context("writing the idle_ctl map")?;
+        Ok(())
+    }
+
+    /// What the log says about it.
+    pub fn summary(&self) -> &'static str {
+        match (self.learn, self.sleep_length) {
+            (false, _) => "idle learner off: no idle states (see `scx_cadence idle-states`)",
+            (true, false) => {
+                "idle learner on power:cpu_idle; sleep length unknown (no cpuidle governor asks for it)"
+            }
+            (true, true) => {
+                "idle learner on power:cpu_idle, sleep length from tick_nohz_get_sleep_length"
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_function_is_found_by_its_name_only() {
+        let kallsyms = "ffffffff81100000 T tick_nohz_get_sleep_length\n\
+                        ffffffff81100100 t tick_nohz_get_sleep_length_helper\n";
+        assert!(has_function(kallsyms, SLEEP_LENGTH_FN));
+        assert!(!has_function(
+            "ffffffff81100100 t tick_nohz_get_sleep_length_helper\n",
+            SLEEP_LENGTH_FN
+        ));
+    }
+}

@@ -1,0 +1,132 @@
+//! Idle-prediction scores as seed 003 tabulates them: per source, the
+//! share of periods predicted correctly, too deep by k states ("US k",
+//! undershoot: the period ended before that state's residency) and too
+//! shallow by k ("OS k", overshoot). `idle stats`, `idle replay` and
+//! bench/idle.sh print this.
+
+use std::fmt::Write;
+
+use super::reference::{DIFFS, Scores};
+use super::table::MAX;
+
+/// Row names, by enum cadence_idle_source.
+pub const SOURCE_NAMES: [&str; 3] = ["teo", "weighted", "kernel"];
+/// Column groups, by enum cadence_idle_ideal.
+pub const IDEAL_NAMES: [&str; 2] = [
+    "ideal = deepest state whose target residency the period lasted",
+    "ideal = deepest state whose target residency + exit latency the period lasted",
+];
+
+/// One source's counts for one ideal, as the seed's columns.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Row {
+    pub periods: u64,
+    pub correct: u64,
+    /// undershoot[k - 1]: chosen = ideal + k.
+    pub undershoot: Vec<u64>,
+    /// overshoot[k - 1]: chosen = ideal - k.
+    pub overshoot: Vec<u64>,
+}
+
+impl Row {
+    pub fn from_buckets(b: &[u64; DIFFS]) -> Row {
+        let c = MAX - 1;
+        Row {
+            periods: b.iter().sum(),
+            correct: b[c],
+            undershoot: (1..MAX).map(|k| b[c + k]).collect(),
+            overshoot: (1..MAX).map(|k| b[c - k]).collect(),
+        }
+    }
+
+    /// Percent of the periods, to two decimals as the seed prints.
+    pub fn pct(&self, n: u64) -> f64 {
+        if self.periods == 0 {
+            0.0
+        } else {
+            100.0 * n as f64 / self.periods as f64
+        }
+    }
+
+    pub fn correct_pct(&self) -> f64 {
+        self.pct(self.correct)
+    }
+}
+
+/// The rows of @scores: [ideal][source].
+pub fn rows(scores: &Scores) -> Vec<Vec<Row>> {
+    (0..IDEAL_NAMES.len())
+        .map(|ideal| {
+            (0..SOURCE_NAMES.len())
+                .map(|src| Row::from_buckets(&scores.0[src][ideal]))
+                .collect()
+        })
+        .collect()
+}
+
+/// The seed's table for @scores over states up to @nr_states (the widest
+/// miss is nr_states - 1), with @extra rows (e.g. an oracle) under the
+/// sources; sources without periods are left out.
+pub fn render(scores: &Scores, nr_states: usize, extra: &[(&str, Vec<Row>)]) -> String {
+    let k = nr_states.clamp(1, MAX) - 1;
+    let mut out = String::new();
+    for (ideal, rows) in rows(scores).into_iter().enumerate() {
+        let _ = writeln!(out, "{}:", IDEAL_NAMES[ideal]);
+        let mut head = format!("  {:<10} {:>9} {:>8}", "", "periods", "Correct");
+        for i in 1..=k {
+            let _ = write!(head, " {:>6}", format!("US{i}"));
+        }
+        for i in 1..=k {
+            let _ = write!(head, " {:>6}", format!("OS{i}"));
+        }
+        let _ = writeln!(out, "{head}");
+        let named = SOURCE_NAMES.iter().map(|n| (*n, rows.clone()));
+        let all: Vec<(&str, Row)> = named
+            .enumerate()
+            .map(|(src, (n, r))| (n, r[src].clone()))
+            .chain(extra.iter().map(|(n, r)| (*n, r[ideal].clone())))
+            .filter(|(_, r)| r.periods > 0)
+            .collect();
+        for (name, r) in all {
+            let mut line = format!("  {:<10} {:>9} {:>8.2}", name, r.periods, r.correct_pct());
+            for n in r.undershoot.iter().take(k) {
+                let _ = write!(line, " {:>6.2}", r.pct(*n));
+            }
+            for n in r.overshoot.iter().take(k) {
+                let _ = write!(line, " {:>6.2}", r.pct(*n));
+            }
+            let _ = writeln!(out, "{line}");
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::idle::reference::{BY_EXIT, BY_RESIDENCY, TEO, WEIGHTED};
+
+    #[test]
+    fn buckets_become_the_seeds_columns() {
+        let mut sc = Scores::default();
+        // teo: 2 correct, 1 one state too deep, 1 two too shallow.
+        sc.0[TEO][BY_RESIDENCY][MAX - 1] = 2;
+        sc.0[TEO][BY_RESIDENCY][MAX] = 1;
+        sc.0[TEO][BY_RESIDENCY][MAX - 3] = 1;
+        let r = &rows(&sc)[BY_RESIDENCY][TEO];
+        assert_eq!((r.periods, r.correct), (4, 2));
+        assert_eq!(r.undershoot[0], 1);
+        assert_eq!(r.overshoot[1], 1);
+        assert_eq!(r.correct_pct(), 50.0);
+        let text = render(&sc, 3, &[]);
+        assert!(text.contains("US1    US2    OS1    OS2"), "{text}");
+        assert!(
+            text.contains("teo                4    50.00  25.00   0.00   0.00  25.00"),
+            "{text}"
+        );
+        // Sources without periods are left out.
+        assert!(!text.contains("weighted"), "{text}");
+        sc.0[WEIGHTED][BY_EXIT][MAX - 1] = 1;
+        assert!(render(&sc, 3, &[]).contains("weighted"));
+    }
+}

@@ -1,0 +1,17 @@
+# shellcheck shell=bash
+# VM test cases for the idle-state learner (issue 13). The TCG VM has no
+# cpuidle driver: the states come from a shipped example file.
+# Sourced by run.sh after lib.sh; each case_* runs in its own shell.
+
+# The Skylake-SP example: POLL, C1, C1E, C6.
+IDLE_STATES=$VM_ROOT/docs/idle-states/intel-skylake-sp.txt
+
+# Idle periods are learned: the pinned table changes, the stats count them.
+case_idle_learns_from_a_state_file() {
+	start_sched "$VM_OUT/idle_learns.sched.log" --idle-states "$IDLE_STATES" || return 1
+	grep -q "idle states" "$VM_OUT/idle_learns.sched.log" ||
+		fail "no idle states in the log: $(head -n 5 "$VM_OUT/idle_learns.sched.log")" || return 1
+	python3 "$GUEST/idle_learns.py" "$PIN_DIR" || fail "the learner did not learn (see above)" || return 1
+	[ "$(sched_state)" = enabled ] || fail "the scheduler detached" || return 1
+	stop_sched
+}
