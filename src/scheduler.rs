@@ -26,7 +26,7 @@ use crate::idle::states::IdleStates;
 use crate::instance::{InstanceLock, LOCK_FILE};
 use crate::pins::Pins;
 use crate::policy::Live;
-use crate::stats::{self, CpuMetrics, CpuUtil, CpufreqCounters, Metrics};
+use crate::stats::{self, CpuMetrics, CpuUtil, CpufreqCounters, IdleCounters, Metrics};
 use crate::topology::{self, LlcMap};
 
 pub const SCHEDULER_NAME: &str = "scx_cadence";
@@ -48,7 +48,6 @@ pub struct Scheduler<'a> {
     governors: Governors,
     // Each online CPU's idle states (--idle-states or sysfs cpuidle), which
     // the idle learner learns for.
-    #[allow(dead_code)]
     idle_states: IdleStates,
     nr_restarts: u64,
     stats_server: StatsServer<(), Metrics>,
@@ -252,6 +251,20 @@ impl<'a> Scheduler<'a> {
             .collect())
     }
 
+    /// Each online CPU's idle learner counters and scores.
+    fn cpu_idle(&self) -> Result<BTreeMap<u32, IdleCounters>> {
+        let idle = read_percpu(&self.skel.maps.idle_cpu, "idle_cpu")?;
+        Ok(self
+            .llcs
+            .cpu_llc
+            .iter()
+            .filter_map(|&(cpu, _)| {
+                let raw = stats::parse_raw_idle(idle.get(cpu)?)?;
+                Some((cpu as u32, IdleCounters::from_bpf(&raw)))
+            })
+            .collect())
+    }
+
     fn metrics(&self, live: &Live) -> Result<Metrics> {
         let mut m = Metrics::new(
             self.cpu_metrics()?,
@@ -259,13 +272,22 @@ impl<'a> Scheduler<'a> {
             self.nr_restarts,
         )
         .with_util(self.cpu_util()?)
-        .with_cpufreq(self.cpu_cpufreq()?);
+        .with_cpufreq(self.cpu_cpufreq()?)
+        .with_idle(self.cpu_idle()?);
         m.policy = live.current().name.clone();
         m.placement_order = live.current().policy.placement.order.to_string();
         m.policy_generation = live.generation();
         m.freq_max_mhz = live.built().freq_max_mhz.into();
         m.cpufreq_driver = self.governors.summary();
         m.cpufreq_hint_cpus = self.governors.applied_cpus as u64;
+        m.idle_predictor = live.current().policy.idle.predictor.to_string();
+        m.idle_nr_states = self
+            .idle_states
+            .cpus
+            .values()
+            .map(Vec::len)
+            .max()
+            .unwrap_or(0) as u64;
         Ok(m)
     }
 

@@ -94,6 +94,8 @@ fn help_stats_describes_every_counter() {
         "tick_preempt",
         "policy_refresh",
         "policy_generation",
+        "idle_periods",
+        "idle_scores",
     ] {
         assert!(text.contains(name), "{name} missing from --help-stats");
     }

@@ -5,6 +5,7 @@
 
 mod cpu;
 mod cpufreq;
+mod idle;
 mod openmetrics;
 mod text;
 mod util;
@@ -22,6 +23,7 @@ use serde::{Deserialize, Serialize};
 
 pub use cpu::{CpuMetrics, parse_raw};
 pub use cpufreq::{CpufreqCounters, parse_raw_cpufreq};
+pub use idle::{IdleCounters, parse_raw_idle};
 pub use openmetrics::write_openmetrics;
 pub use util::{CpuUtil, parse_raw_util};
 
@@ -60,6 +62,18 @@ pub struct Metrics {
     pub cpufreq_driver: String,
     #[stat(desc = "CPUs whose cpufreq governor applies the hints (schedutil)")]
     pub cpufreq_hint_cpus: u64,
+    #[stat(desc = "idle.predictor of the policy in force: off, teo or weighted")]
+    #[serde(default)]
+    pub idle_predictor: String,
+    #[stat(desc = "Most idle states any CPU learns for (0: the learner is off)")]
+    #[serde(default)]
+    pub idle_nr_states: u64,
+    #[stat(desc = "Idle learner counters and scores of the machine")]
+    #[serde(default)]
+    pub idle: IdleCounters,
+    #[stat(desc = "Idle learner counters and scores of each CPU, by CPU id")]
+    #[serde(default)]
+    pub cpu_idle: BTreeMap<u32, IdleCounters>,
 }
 
 /// How a stats reading is printed.
@@ -86,6 +100,13 @@ impl Metrics {
     pub fn with_cpufreq(mut self, cpu_cpufreq: BTreeMap<u32, CpufreqCounters>) -> Self {
         self.cpufreq = CpufreqCounters::total(cpu_cpufreq.values());
         self.cpu_cpufreq = cpu_cpufreq;
+        self
+    }
+
+    /// Adds each CPU's idle learner counters, and their total.
+    pub fn with_idle(mut self, cpu_idle: BTreeMap<u32, IdleCounters>) -> Self {
+        self.idle = IdleCounters::total(cpu_idle.values());
+        self.cpu_idle = cpu_idle;
         self
     }
 
@@ -127,8 +148,15 @@ impl Metrics {
                 )
             })
             .collect();
+        let cpu_idle = self
+            .cpu_idle
+            .iter()
+            .map(|(id, c)| (*id, prev.cpu_idle.get(id).map_or(c.clone(), |p| c.delta(p))))
+            .collect();
         Self {
             total: self.total.delta(&prev.total),
+            idle: self.idle.delta(&prev.idle),
+            cpu_idle,
             util: self.util.delta(&prev.util),
             cpufreq: self.cpufreq.delta(&prev.cpufreq),
             cpus,
@@ -219,6 +247,7 @@ pub fn server_data() -> StatsServerData<(), Metrics> {
         .add_meta(CpuMetrics::meta())
         .add_meta(CpuUtil::meta())
         .add_meta(CpufreqCounters::meta())
+        .add_meta(IdleCounters::meta())
         .add_meta(Metrics::meta())
         .add_ops("top", StatsOps { open, close: None })
 }

@@ -13,8 +13,11 @@ use std::io::Write;
 use anyhow::Result;
 
 use super::cpufreq::CPUFREQ_COUNTERS;
+use super::idle::IDLE_COUNTERS;
 use super::util::UTIL_COUNTERS;
 use super::{CpuMetrics, CpuUtil, Metrics};
+use crate::idle::score_table::SOURCE_NAMES;
+use crate::idle::table::MAX;
 
 /// Prefix of every metric family name.
 const PREFIX: &str = "scx_cadence";
@@ -187,7 +190,41 @@ pub fn write_openmetrics<W: Write>(m: &Metrics, w: &mut W) -> Result<()> {
             )?;
         }
     }
+    write_idle(m, w)?;
     writeln!(w, "# EOF")?;
+    Ok(())
+}
+
+/// The idle learner: its counters per CPU, and the machine's predictions
+/// by source, ideal and miss (chosen - ideal: 0 correct, +k too deep, -k
+/// too shallow), only the buckets that were ever hit.
+fn write_idle<W: Write>(m: &Metrics, w: &mut W) -> Result<()> {
+    for (i, (name, help)) in IDLE_COUNTERS.iter().enumerate() {
+        family(w, name, "counter", help)?;
+        for (id, c) in &m.cpu_idle {
+            writeln!(w, "{PREFIX}_{name}_total{{cpu=\"{id}\"}} {}", c.values()[i])?;
+        }
+    }
+    family(
+        w,
+        "idle_predictions",
+        "counter",
+        "Idle-state predictions of the machine by source, ideal (residency: by target residency; exit: residency + exit latency) and miss (chosen - ideal)",
+    )?;
+    let sc = m.idle.scores();
+    for (src, name) in SOURCE_NAMES.iter().enumerate() {
+        for (ideal, ideal_name) in ["residency", "exit"].iter().enumerate() {
+            for (b, n) in sc.0[src][ideal].iter().enumerate() {
+                if *n > 0 {
+                    let miss = b as i64 - (MAX as i64 - 1);
+                    writeln!(
+                        w,
+                        "{PREFIX}_idle_predictions_total{{source=\"{name}\",ideal=\"{ideal_name}\",miss=\"{miss}\"}} {n}"
+                    )?;
+                }
+            }
+        }
+    }
     Ok(())
 }
 
@@ -296,5 +333,58 @@ mod tests {
         ] {
             assert!(text.contains(line), "{line} missing in {text}");
         }
+    }
+}
+
+#[cfg(test)]
+mod idle_tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::idle::reference::{BY_EXIT, BY_RESIDENCY, TEO, WEIGHTED};
+    use crate::stats::IdleCounters;
+
+    /// Two CPUs' idle counters: the per-CPU counters keep their CPU label,
+    /// the machine's predictions are summed and labelled by source, ideal
+    /// and miss, and buckets never hit are left out.
+    #[test]
+    fn idle_predictions_are_labelled_by_source_ideal_and_miss() {
+        let cpu = |periods: u64| {
+            let mut c = IdleCounters {
+                idle_periods: periods,
+                idle_scores: vec![0; 114],
+                ..Default::default()
+            };
+            let mut sc = c.scores();
+            sc.0[TEO][BY_RESIDENCY][MAX - 1] = periods;
+            sc.0[WEIGHTED][BY_EXIT][MAX + 1] = 1;
+            c.idle_scores = sc.0.iter().flatten().flatten().copied().collect();
+            c
+        };
+        let m = Metrics::default().with_idle(BTreeMap::from([(0, cpu(3)), (5, cpu(4))]));
+        let mut out = Vec::new();
+        write_openmetrics(&m, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(
+            text.contains("scx_cadence_idle_periods_total{cpu=\"5\"} 4\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "scx_cadence_idle_predictions_total{source=\"teo\",ideal=\"residency\",miss=\"0\"} 7\n"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "scx_cadence_idle_predictions_total{source=\"weighted\",ideal=\"exit\",miss=\"2\"} 2\n"
+            ),
+            "{text}"
+        );
+        assert_eq!(
+            text.matches("scx_cadence_idle_predictions_total{").count(),
+            2
+        );
+        assert!(text.ends_with("# EOF\n"));
     }
 }

@@ -117,8 +117,25 @@ pub fn brief(m: &Metrics) -> String {
         compact(t.enq_llc),
         compact(t.enq_pinned),
     );
+    if m.idle.idle_periods > 0 {
+        s += &format!(" | {}", idle_brief(m));
+    }
     if m.nr_restarts > 0 {
         s += &format!(" | restarts {}", m.nr_restarts);
+    }
+    s
+}
+
+/// The idle learner, while it learns: periods, and each source's share of
+/// correct predictions (ideal by target residency, as seed 003 counts).
+fn idle_brief(m: &Metrics) -> String {
+    use crate::idle::score_table::{SOURCE_NAMES, rows};
+    let rows = rows(&m.idle.scores());
+    let mut s = format!("idle {} correct", compact(m.idle.idle_periods));
+    for (name, r) in SOURCE_NAMES.iter().zip(&rows[0]) {
+        if r.periods > 0 {
+            s += &format!(" {name} {:.0}%", r.correct_pct());
+        }
     }
     s
 }

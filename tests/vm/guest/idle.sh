@@ -12,6 +12,20 @@ case_idle_learns_from_a_state_file() {
 	grep -q "idle states" "$VM_OUT/idle_learns.sched.log" ||
 		fail "no idle states in the log: $(head -n 5 "$VM_OUT/idle_learns.sched.log")" || return 1
 	python3 "$GUEST/idle_learns.py" "$PIN_DIR" || fail "the learner did not learn (see above)" || return 1
+	# The same periods in the stats: the seed's table, the short line and
+	# OpenMetrics.
+	"$SCHED" idle stats | tee "$VM_OUT/idle_stats.txt"
+	grep -Eq "^  teo +[0-9]+ +[0-9.]+" "$VM_OUT/idle_stats.txt" &&
+		grep -Eq "^  weighted +[0-9]+ +[0-9.]+" "$VM_OUT/idle_stats.txt" ||
+		fail "idle stats has no teo and weighted rows" || return 1
+	! grep -q "^  kernel" "$VM_OUT/idle_stats.txt" ||
+		fail "idle stats scored the kernel's state with a file's indices" || return 1
+	"$SCHED" stats | tee "$VM_OUT/idle_brief.txt"
+	grep -Eq "idle [0-9.k]+ correct teo [0-9]+% weighted [0-9]+%" "$VM_OUT/idle_brief.txt" ||
+		fail "the stats line has no idle part" || return 1
+	"$SCHED" stats --format openmetrics >"$VM_OUT/idle.om"
+	grep -q '^scx_cadence_idle_predictions_total{source="teo",ideal="residency",miss="0"} [1-9]' "$VM_OUT/idle.om" ||
+		fail "OpenMetrics has no correct teo predictions" || return 1
 	[ "$(sched_state)" = enabled ] || fail "the scheduler detached" || return 1
 	stop_sched
 }

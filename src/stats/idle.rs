@@ -1,0 +1,172 @@
+//! One CPU's idle learner counters, as the BPF `idle_cpu` map holds them
+//! (struct cadence_idle_cpu in bpf/intf_idle.h): periods scored, the rare
+//! anomalies, and every score bucket (seed 003's table:
+//! src/idle/score_table.rs).
+
+use scx_stats_derive::Stats;
+use serde::{Deserialize, Serialize};
+
+use crate::bpf_intf;
+use crate::idle::reference::{DIFFS, IDEALS, SOURCES, Scores};
+
+/// The counters with their descriptions, in the order of the fields.
+pub const IDLE_COUNTERS: &[(&str, &str)] = &[
+    (
+        "idle_periods",
+        "Idle periods scored and learned from (power:cpu_idle entry to exit)",
+    ),
+    (
+        "idle_lost_exits",
+        "Idle entries that found the previous entry without its exit",
+    ),
+    (
+        "idle_overtaken",
+        "Idle exits not learned from because ctl idle load/reset wrote the table meanwhile",
+    ),
+    (
+        "idle_record_drops",
+        "Records `idle record` lost: the ring buffer was full",
+    ),
+];
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, Stats)]
+pub struct IdleCounters {
+    #[stat(desc = "Idle periods scored and learned from (power:cpu_idle entry to exit)")]
+    pub idle_periods: u64,
+    #[stat(desc = "Idle entries that found the previous entry without its exit")]
+    pub idle_lost_exits: u64,
+    #[stat(desc = "Idle exits not learned from: ctl idle load/reset wrote the table meanwhile")]
+    pub idle_overtaken: u64,
+    #[stat(desc = "Records idle record lost: the ring buffer was full")]
+    pub idle_record_drops: u64,
+    #[stat(
+        desc = "Score counts, source (teo, weighted, kernel) x ideal (by residency, by residency + exit latency) x (chosen - ideal + 9), flattened in that order"
+    )]
+    pub idle_scores: Vec<u64>,
+}
+
+impl IdleCounters {
+    pub fn from_bpf(raw: &bpf_intf::cadence_idle_cpu) -> Self {
+        Self {
+            idle_periods: raw.periods,
+            idle_lost_exits: raw.lost_exits,
+            idle_overtaken: raw.overtaken,
+            idle_record_drops: raw.record_drops,
+            idle_scores: raw.scores.n.iter().flatten().flatten().copied().collect(),
+        }
+    }
+
+    fn counters_mut(&mut self) -> [&mut u64; 4] {
+        [
+            &mut self.idle_periods,
+            &mut self.idle_lost_exits,
+            &mut self.idle_overtaken,
+            &mut self.idle_record_drops,
+        ]
+    }
+
+    /// The machine: everything summed.
+    pub fn total<'a>(cpus: impl Iterator<Item = &'a IdleCounters>) -> Self {
+        let mut t = IdleCounters {
+            idle_scores: vec![0; SOURCES * IDEALS * DIFFS],
+            ..Default::default()
+        };
+        for c in cpus {
+            let mut other = c.clone();
+            for (sum, v) in t.counters_mut().into_iter().zip(other.counters_mut()) {
+                *sum = sum.wrapping_add(*v);
+            }
+            for (sum, v) in t.idle_scores.iter_mut().zip(&c.idle_scores) {
+                *sum = sum.wrapping_add(*v);
+            }
+        }
+        t
+    }
+
+    /// Growth since @prev (from zero after a re-attach, as the others).
+    pub fn delta(&self, prev: &Self) -> Self {
+        let mut out = self.clone();
+        let mut p = prev.clone();
+        for (o, v) in out.counters_mut().into_iter().zip(p.counters_mut()) {
+            *o = o.checked_sub(*v).unwrap_or(*o);
+        }
+        for (o, v) in out.idle_scores.iter_mut().zip(&prev.idle_scores) {
+            *o = o.checked_sub(*v).unwrap_or(*o);
+        }
+        out
+    }
+
+    /// The scores as the score table takes them.
+    pub fn scores(&self) -> Scores {
+        let mut sc = Scores::default();
+        let mut it = self.idle_scores.iter();
+        for src in sc.0.iter_mut() {
+            for ideal in src.iter_mut() {
+                for b in ideal.iter_mut() {
+                    *b = it.next().copied().unwrap_or(0);
+                }
+            }
+        }
+        sc
+    }
+
+    pub fn values(&self) -> [u64; 4] {
+        [
+            self.idle_periods,
+            self.idle_lost_exits,
+            self.idle_overtaken,
+            self.idle_record_drops,
+        ]
+    }
+}
+
+/// Reads one CPU's raw idle_cpu value (bytes as the kernel returns them).
+pub fn parse_raw_idle(raw: &[u8]) -> Option<bpf_intf::cadence_idle_cpu> {
+    if raw.len() < std::mem::size_of::<bpf_intf::cadence_idle_cpu>() {
+        return None;
+    }
+    // SAFETY: the length is checked above, the struct is plain integers
+    // (any bit pattern is valid), and read_unaligned has no alignment
+    // requirement.
+    Some(unsafe { std::ptr::read_unaligned(raw.as_ptr().cast()) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::idle::reference::{BY_RESIDENCY, TEO, WEIGHTED};
+    use crate::idle::table::MAX;
+
+    fn raw(periods: u64) -> bpf_intf::cadence_idle_cpu {
+        // SAFETY: a bindgen struct of integers: all zeroes is valid.
+        let mut r: bpf_intf::cadence_idle_cpu = unsafe { std::mem::zeroed() };
+        r.periods = periods;
+        r.scores.n[TEO][BY_RESIDENCY][MAX - 1] = periods;
+        r.scores.n[WEIGHTED][BY_RESIDENCY][MAX] = periods;
+        r
+    }
+
+    #[test]
+    fn buckets_keep_their_place_through_the_flat_list() {
+        let c = IdleCounters::from_bpf(&raw(5));
+        assert_eq!(c.idle_scores.len(), 114);
+        let sc = c.scores();
+        assert_eq!(sc.0[TEO][BY_RESIDENCY][MAX - 1], 5);
+        assert_eq!(sc.0[WEIGHTED][BY_RESIDENCY][MAX], 5);
+        assert_eq!(sc.0.iter().flatten().flatten().sum::<u64>(), 10);
+    }
+
+    #[test]
+    fn total_sums_and_delta_counts_growth() {
+        let (a, b) = (
+            IdleCounters::from_bpf(&raw(5)),
+            IdleCounters::from_bpf(&raw(7)),
+        );
+        let t = IdleCounters::total([&a, &b].into_iter());
+        assert_eq!(t.idle_periods, 12);
+        assert_eq!(t.scores().0[TEO][BY_RESIDENCY][MAX - 1], 12);
+        let d = b.delta(&a);
+        assert_eq!(d.idle_periods, 2);
+        assert_eq!(d.scores().0[WEIGHTED][BY_RESIDENCY][MAX], 2);
+    }
+}
