@@ -14,8 +14,9 @@
  * the table's spin lock (the loader with BPF_F_LOCK, to load or reset it),
  * so every reader, `ctl idle save` included, sees one whole table. The
  * learning runs on a per-CPU copy outside the lock (the verifier allows no
- * calls under it, and the loops need bpf_for()); the copy goes back only if
- * the loader did not write the table meanwhile (its generation).
+ * function calls under it, and the learner's loops live in global
+ * functions); the copy goes back only if the loader did not write the
+ * table meanwhile (its generation).
  *
  * Where the kernel calls tick_nohz_get_sleep_length() (its menu and teo
  * governors do, before choosing), an fexit program keeps the result for
