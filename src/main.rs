@@ -191,6 +191,12 @@ pub enum Command {
         #[clap(long, value_name = "DIR", default_value = "/sys", hide = true)]
         sysfs: PathBuf,
     },
+    /// Record the running scheduler's idle periods, replay them through
+    /// the idle learner (docs/idle.md).
+    Idle {
+        #[command(subcommand)]
+        action: idle::cli::IdleAction,
+    },
     /// Show this machine's frequencies and the freq_max choices.
     FreqMax {
         /// Print the frequencies found, the choices and the one in force.
@@ -355,6 +361,7 @@ fn run(opts: Opts) -> Result<()> {
             }
             return Ok(());
         }
+        Some(Command::Idle { action }) => return idle::cli::run(action),
         Some(Command::FreqMax { policy, socket, .. }) => return print_freq_max(policy, &socket),
         Some(Command::Topology { topology, sysfs }) => {
             let (h, source) = topology::read_hierarchy(&sysfs, topology.as_deref())?;
