@@ -67,7 +67,7 @@ pub fn run(action: IdleAction) -> Result<()> {
                     .context("installing the SIGINT/SIGTERM handler")?;
             }
             let rec = record::record(&pin_dir, seconds, &file, &stop)?;
-            record::print(&rec, &file, seconds, format == Output::Json);
+            record::print(&rec, &file, format == Output::Json);
             Ok(())
         }
         IdleAction::Replay {

@@ -10,7 +10,7 @@ use std::cell::RefCell;
 use std::collections::BTreeSet;
 use std::fs::File;
 use std::io::{BufWriter, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -113,6 +113,8 @@ fn from_raw<T: Copy>(raw: &[u8]) -> Option<T> {
 
 /// What a recording gave.
 pub struct Recorded {
+    /// How long it recorded (less than asked after SIGINT).
+    pub seconds: f64,
     /// CPUs that joined the recording.
     pub cpus: Vec<u32>,
     /// Records written to the file.
@@ -166,8 +168,8 @@ pub fn record(pin_dir: &Path, secs: f64, file: &Path, stop: &Arc<AtomicBool>) ->
     if generation & 1 == 1 {
         // Odd with nobody holding the lock: a recorder was killed. End its
         // recording and throw away what it left.
-        log::warn!(
-            "an `idle record` was killed while recording (record_gen {generation}): ending it"
+        eprintln!(
+            "scx_cadence: warning: an `idle record` was killed while recording (record_gen {generation}): ending it"
         );
         generation += 1;
         maps.set_gen(generation)?;
@@ -178,19 +180,25 @@ pub fn record(pin_dir: &Path, secs: f64, file: &Path, stop: &Arc<AtomicBool>) ->
 
     let generation = generation + 1;
     maps.set_gen(generation)?;
+    let began = Instant::now();
     let result: Result<()> = (|| {
-        let end = Instant::now() + length;
+        let end = began + length;
         while !stop.load(Ordering::Relaxed) {
             let left = end.saturating_duration_since(Instant::now());
             if left.is_zero() {
                 break;
             }
-            rb.poll(left.min(POLL)).context("polling idle_trace")?;
+            match rb.poll(left.min(POLL)) {
+                // A signal: the loop looks at @stop.
+                Err(e) if e.kind() == libbpf_rs::ErrorKind::Interrupted => {}
+                r => r.context("polling idle_trace")?,
+            }
         }
         Ok(())
     })();
     // Whatever happened, the recording ends.
     maps.set_gen(generation + 1)?;
+    let seconds = began.elapsed().as_secs_f64();
     result?;
     std::thread::sleep(SETTLE);
     rb.consume().context("draining idle_trace")?;
@@ -205,6 +213,7 @@ pub fn record(pin_dir: &Path, secs: f64, file: &Path, stop: &Arc<AtomicBool>) ->
         .flush()
         .with_context(|| format!("writing {}", file.display()))?;
     let mut rec = Recorded {
+        seconds,
         cpus: w.cpus.iter().copied().collect(),
         tables: w.tables,
         periods: w.periods,
@@ -285,10 +294,11 @@ impl Writer {
 }
 
 /// `idle record`'s output: the table of the live scores, or JSON.
-pub fn print(rec: &Recorded, file: &PathBuf, secs: f64, json: bool) {
+pub fn print(rec: &Recorded, file: &Path, json: bool) {
     if json {
         let v = serde_json::json!({
             "file": file,
+            "seconds": rec.seconds,
             "cpus": rec.cpus,
             "tables": rec.tables,
             "periods": rec.periods,
@@ -298,16 +308,17 @@ pub fn print(rec: &Recorded, file: &PathBuf, secs: f64, json: bool) {
         println!("{v}");
     } else {
         println!(
-            "recorded {} idle periods of {} CPUs in {secs} s to {}; the scheduler scored them:",
+            "recorded {} idle periods of {} CPUs in {:.1} s to {}; the scheduler scored them:",
             rec.periods,
             rec.cpus.len(),
+            rec.seconds,
             file.display()
         );
         print!("{}", score_table::render(&rec.scores, rec.nr_states, &[]));
     }
     if rec.drops > 0 {
-        log::warn!(
-            "{} records did not fit in the ring buffer: the trace is not complete, and its replay will not match",
+        eprintln!(
+            "scx_cadence: warning: {} records did not fit in the ring buffer: the trace is not complete, and its replay will not match",
             rec.drops
         );
     }
