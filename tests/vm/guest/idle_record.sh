@@ -6,9 +6,10 @@
 RECORD_STATES=$VM_ROOT/docs/idle-states/intel-skylake-sp.txt
 
 # sleepers SECS: python sleeping 1, 2, 3 ms in turn on CPUs 1 and 2, for
-# SECS seconds, in the background; prints their PIDs.
+# SECS seconds, in the background; their PIDs in SLEEPERS.
 sleepers() {
 	local cpu
+	SLEEPERS=()
 	for cpu in 1 2; do
 		taskset -c "$cpu" python3 -c "import time
 end = time.time() + $1
@@ -16,7 +17,7 @@ i = 0
 while time.time() < end:
     time.sleep((1 + i % 3) / 1000)
     i += 1" >/dev/null 2>&1 &
-		echo $!
+		SLEEPERS+=($!)
 	done
 }
 
@@ -24,14 +25,13 @@ while time.time() < end:
 # what `idle replay` of its trace gives, count for count, with no record
 # dropped.
 case_idle_record_then_replay_gives_the_live_counts() {
-	local trace=$VM_OUT/idle_record.trace pids
+	local trace=$VM_OUT/idle_record.trace
 	start_sched "$VM_OUT/idle_record.sched.log" --idle-states "$RECORD_STATES" || return 1
-	pids=$(sleepers 9)
+	sleepers 9
 	sleep 1
 	"$SCHED" idle record --seconds 5 --format json "$trace" >"$VM_OUT/idle_record.live.json" ||
 		fail "idle record failed: $(cat "$VM_OUT/idle_record.live.json")" || return 1
-	# shellcheck disable=SC2086 # one PID a word
-	wait $pids
+	wait "${SLEEPERS[@]}"
 	"$SCHED" idle replay "$trace" --idle-states "$RECORD_STATES" --format json \
 		>"$VM_OUT/idle_record.replay.json" ||
 		fail "idle replay failed: $(cat "$VM_OUT/idle_record.replay.json")" || return 1
