@@ -191,10 +191,11 @@ pub enum Command {
         #[clap(long, value_name = "DIR", default_value = "/sys", hide = true)]
         sysfs: PathBuf,
     },
-    /// The idle-state learner of the running scheduler.
+    /// The idle learner: its scores, and recording and replaying idle
+    /// periods (docs/idle.md).
     Idle {
         #[command(subcommand)]
-        action: IdleAction,
+        action: idle::cli::IdleAction,
     },
     /// Show this machine's frequencies and the freq_max choices.
     FreqMax {
@@ -208,18 +209,6 @@ pub enum Command {
         /// The running scheduler's control socket.
         #[clap(long, value_name = "PATH", default_value = control::DEFAULT_SOCKET)]
         socket: PathBuf,
-    },
-}
-
-#[derive(Debug, Subcommand)]
-pub enum IdleAction {
-    /// The running scheduler's idle-state predictions since it started,
-    /// scored as seed 003 scores them (Correct, US k too deep, OS k too
-    /// shallow), for teo, the weighted pick and the kernel's own choice.
-    Stats {
-        /// One table per CPU as well.
-        #[clap(long)]
-        per_cpu: bool,
     },
 }
 
@@ -344,29 +333,6 @@ fn run_ctl(socket: &Path, action: CtlAction) -> Result<()> {
     client::print(&client::send(socket, &request)?, show_policy)
 }
 
-/// `idle stats`: seed 003's table of the machine's scores, and per CPU.
-fn print_idle_stats(m: &stats::Metrics, per_cpu: bool) -> Result<()> {
-    use idle::score_table::render;
-    let n = m.idle_nr_states as usize;
-    if n == 0 {
-        anyhow::bail!(
-            "the idle learner is off: the scheduler found no idle states (see `scx_cadence idle-states`)"
-        );
-    }
-    println!(
-        "idle learner: predictor {} acting, {} states, {} periods, {} lost exits",
-        m.idle_predictor, n, m.idle.idle_periods, m.idle.idle_lost_exits
-    );
-    print!("{}", render(&m.idle.scores(), n, &[]));
-    if per_cpu {
-        for (cpu, c) in &m.cpu_idle {
-            println!("CPU {cpu}: {} periods", c.idle_periods);
-            print!("{}", render(&c.scores(), n, &[]));
-        }
-    }
-    Ok(())
-}
-
 fn print_policies() {
     println!("Policy fields (a policy file may leave any out; balanced fills them):");
     for f in policy::FIELDS {
@@ -395,10 +361,8 @@ fn run(opts: Opts) -> Result<()> {
             }
             return Ok(());
         }
+        Some(Command::Idle { action }) => return idle::cli::run(action),
         Some(Command::FreqMax { policy, socket, .. }) => return print_freq_max(policy, &socket),
-        Some(Command::Idle {
-            action: IdleAction::Stats { per_cpu },
-        }) => return print_idle_stats(&stats::fetch_once()?, per_cpu),
         Some(Command::Topology { topology, sysfs }) => {
             let (h, source) = topology::read_hierarchy(&sysfs, topology.as_deref())?;
             print!("{}", topology::show::render(&h, &source));

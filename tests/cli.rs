@@ -321,3 +321,60 @@ fn policy_doc_is_policies_markdown() {
         bin_lines.get(first).unwrap_or(&"(nothing)"),
     );
 }
+
+/// `idle record` without a running scheduler (nothing pinned) says so in
+/// one line and writes no file.
+#[test]
+fn idle_record_without_a_scheduler_says_so() {
+    let dir = std::env::temp_dir().join(format!("scx_cadence-pins-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let trace = dir.join("trace");
+    let e = refused(&[
+        "idle",
+        "record",
+        "--seconds",
+        "1",
+        "--pin-dir",
+        dir.to_str().unwrap(),
+        trace.to_str().unwrap(),
+    ]);
+    let exists = trace.exists();
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(
+        e,
+        format!(
+            "scx_cadence: error: no scheduler is running: nothing pinned at {}/idle_ctl",
+            dir.display()
+        )
+    );
+    assert!(!exists);
+}
+
+/// A bad trace line is refused with its number, before anything is loaded.
+#[test]
+fn idle_replay_refuses_a_bad_trace_line() {
+    let file = std::env::temp_dir().join(format!("scx_cadence-trace-{}", std::process::id()));
+    std::fs::write(
+        &file,
+        "{\"period\":{\"cpu\":0,\"start_ns\":1,\"duration_ns\":2,\"sleep_length_ns\":3,\
+         \"kernel_state\":-1,\"rand\":4}}\n{\"period\":{\"cpu\":0}}\n",
+    )
+    .unwrap();
+    let states =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/idle-states/intel-skylake-sp.txt");
+    let e = refused(&[
+        "idle",
+        "replay",
+        file.to_str().unwrap(),
+        "--idle-states",
+        states.to_str().unwrap(),
+    ]);
+    std::fs::remove_file(&file).unwrap();
+    assert_eq!(
+        e,
+        format!(
+            "scx_cadence: error: trace {}: line 2, column 19: not a trace record: missing field `start_ns`",
+            file.display()
+        )
+    );
+}

@@ -53,17 +53,7 @@ impl Plan {
     /// kernel's, before anything is attached.
     pub fn install(&self, skel: &BpfSkel, states: &IdleStates) -> Result<()> {
         for (cpu, list) in &states.cpus {
-            let ns = StatesNs {
-                residency_ns: list
-                    .iter()
-                    .map(|s| u64::from(s.target_residency_us) * 1000)
-                    .collect(),
-                exit_latency_ns: list
-                    .iter()
-                    .map(|s| u64::from(s.exit_latency_us) * 1000)
-                    .collect(),
-                disabled: list.iter().map(|s| s.disabled).collect(),
-            };
+            let ns = StatesNs::from_states(list);
             skel.maps
                 .idle_states
                 .update(&cpu.to_ne_bytes(), as_bytes(&ns.to_bpf()), MapFlags::ANY)

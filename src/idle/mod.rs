@@ -9,26 +9,25 @@
 //! - `reference`: the learner in plain Rust, for the host tests.
 //! - `learner_bpf`: the BPF learner run outside the scheduler.
 //! - `qos`: per-CPU PM QoS resume-latency limits, saved and restored.
+//! - `trace`, `record`, `replay`: `idle record` and `idle replay` (`cli`).
 
 pub mod attach;
-// Outside the tests, `idle replay` and `idle stats` use it (being built).
-#[cfg_attr(not(test), allow(dead_code))]
+pub mod cli;
 pub mod learner_bpf;
 // Used by its tests until idle.qos = "learned" is wired into the scheduler.
 #[allow(dead_code)]
 pub mod qos;
-// Outside the tests, `idle replay` and `idle stats` use it (being built).
+mod record;
+// Outside the tests, only its Scores and constants are used.
 #[cfg_attr(not(test), allow(dead_code))]
 pub mod reference;
-// Outside the tests, `idle replay` and `idle stats` use it (being built).
-#[cfg_attr(not(test), allow(dead_code))]
+mod replay;
 pub mod score_table;
 pub mod states;
 mod states_file;
 mod states_sysfs;
-// Outside the tests, `idle replay` and `idle stats` use it (being built).
-#[cfg_attr(not(test), allow(dead_code))]
 pub mod table;
+mod trace;
 
 #[cfg(test)]
 mod bpf_tests;

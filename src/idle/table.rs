@@ -4,6 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::states::IdleState;
 use crate::bpf_intf;
 
 /// bpf/intf_idle.h's CADENCE_IDLE_MAX_STATES.
@@ -63,6 +64,21 @@ pub struct StatesNs {
 }
 
 impl StatesNs {
+    /// @states (in us, as sysfs and the files give them) in ns.
+    pub fn from_states(states: &[IdleState]) -> StatesNs {
+        StatesNs {
+            residency_ns: states
+                .iter()
+                .map(|s| u64::from(s.target_residency_us) * 1000)
+                .collect(),
+            exit_latency_ns: states
+                .iter()
+                .map(|s| u64::from(s.exit_latency_us) * 1000)
+                .collect(),
+            disabled: states.iter().map(|s| s.disabled).collect(),
+        }
+    }
+
     pub fn nr(&self) -> usize {
         self.residency_ns.len()
     }

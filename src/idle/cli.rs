@@ -1,0 +1,118 @@
+//! `scx_cadence idle ...`: the running learner's scores, and recording and
+//! replaying idle periods.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+use anyhow::{Context, Result};
+use clap::{Subcommand, ValueEnum};
+use signal_hook::consts::{SIGINT, SIGTERM};
+
+use super::{record, replay};
+use crate::pins;
+
+/// How `idle record` and `idle replay` print their counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Output {
+    /// Seed 003's table.
+    Text,
+    /// One JSON object: per source and ideal, the counts.
+    Json,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum IdleAction {
+    /// The running scheduler's idle-state predictions since it started,
+    /// scored as seed 003 scores them (Correct, US k too deep, OS k too
+    /// shallow), for teo, the weighted pick and the kernel's own choice.
+    Stats {
+        /// One table per CPU as well.
+        #[clap(long)]
+        per_cpu: bool,
+    },
+    /// Record the running scheduler's idle periods for SECS seconds into
+    /// FILE (JSON lines, docs/idle.md), and print how the scheduler scored
+    /// them. SIGINT ends the recording early.
+    Record {
+        #[clap(long, value_name = "SECS")]
+        seconds: f64,
+        #[clap(value_name = "FILE")]
+        file: PathBuf,
+        #[clap(long, value_enum, default_value = "text")]
+        format: Output,
+        /// bpffs directory where the running scheduler pinned its maps.
+        #[clap(long, value_name = "DIR", default_value = pins::DEFAULT_PIN_DIR)]
+        pin_dir: PathBuf,
+    },
+    /// Run a recorded trace through the BPF learner (no scheduler needed,
+    /// root is) and print seed 003's table for teo, weighted and an oracle.
+    Replay {
+        #[clap(value_name = "FILE")]
+        file: PathBuf,
+        /// The states the trace's CPUs have, as for the scheduler; default:
+        /// this machine's sysfs cpuidle.
+        #[clap(long, value_name = "STATES")]
+        idle_states: Option<PathBuf>,
+        /// The policy whose [idle] knobs to learn with: a preset or a file.
+        #[clap(long, value_name = "FILE|PRESET", default_value = crate::policy::DEFAULT_PRESET)]
+        policy: String,
+        #[clap(long, value_enum, default_value = "text")]
+        format: Output,
+    },
+}
+
+pub fn run(action: IdleAction) -> Result<()> {
+    match action {
+        IdleAction::Stats { per_cpu } => print_stats(&crate::stats::fetch_once()?, per_cpu),
+        IdleAction::Record {
+            seconds,
+            file,
+            format,
+            pin_dir,
+        } => {
+            let stop = Arc::new(AtomicBool::new(false));
+            for sig in [SIGINT, SIGTERM] {
+                signal_hook::flag::register(sig, stop.clone())
+                    .context("installing the SIGINT/SIGTERM handler")?;
+            }
+            let rec = record::record(&pin_dir, seconds, &file, &stop)?;
+            record::print(&rec, &file, format == Output::Json);
+            Ok(())
+        }
+        IdleAction::Replay {
+            file,
+            idle_states,
+            policy,
+            format,
+        } => replay::run(
+            &file,
+            idle_states.as_deref(),
+            &policy,
+            format == Output::Json,
+        ),
+    }
+}
+
+/// `idle stats`: seed 003's table of the machine's scores, and per CPU.
+fn print_stats(m: &crate::stats::Metrics, per_cpu: bool) -> Result<()> {
+    use super::score_table::render;
+    let n = m.idle_nr_states as usize;
+    if n == 0 {
+        anyhow::bail!(
+            "the idle learner is off: the scheduler found no idle states (see `scx_cadence idle-states`)"
+        );
+    }
+    println!(
+        "idle learner: predictor {} acting, {} states, {} periods, {} lost exits",
+        m.idle_predictor, n, m.idle.idle_periods, m.idle.idle_lost_exits
+    );
+    print!("{}", render(&m.idle.scores(), n, &[]));
+    if per_cpu {
+        for (cpu, c) in &m.cpu_idle {
+            println!("CPU {cpu}: {} periods", c.idle_periods);
+            print!("{}", render(&c.scores(), n, &[]));
+        }
+    }
+    Ok(())
+}

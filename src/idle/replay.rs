@@ -1,0 +1,281 @@
+//! `scx_cadence idle replay`: an `idle record` trace (see `trace`) run
+//! through the BPF learner (bpf/idle_test.bpf.c, BPF_PROG_TEST_RUN) with no
+//! scheduler attached: each CPU's periods in order, from the table it had
+//! when it joined the recording (fresh if none was recorded). Both
+//! predictors come from the one run, as in the scheduler; the oracle is the
+//! ideal itself.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use anyhow::{Context, Result, bail};
+
+use super::learner_bpf::BpfLearner;
+use super::reference::{IDEALS, Scores};
+use super::score_table::{self, Row};
+use super::states::{IdleStates, StatesSource};
+use super::table::StatesNs;
+use super::trace::{self, Trace};
+use crate::bpf_intf;
+use crate::freq::{FreqMax, FreqTable};
+use crate::policy;
+
+/// Each traced CPU's states, and whether their indices are the kernel's.
+pub struct ReplayStates {
+    pub cpus: BTreeMap<u32, StatesNs>,
+    pub kernel_indices: bool,
+}
+
+impl ReplayStates {
+    /// From --idle-states FILE (every CPU alike), else this machine's
+    /// sysfs cpuidle; every CPU of @trace must have states.
+    pub fn read(file: Option<&Path>, trace: &Trace) -> Result<ReplayStates> {
+        let cpus = trace.keys().copied().collect();
+        let states = IdleStates::read(Path::new("/sys"), file, &cpus)?;
+        if states.source == StatesSource::None {
+            bail!("no cpuidle driver here: give the states with --idle-states FILE");
+        }
+        let mut out = BTreeMap::new();
+        for cpu in trace.keys() {
+            match states.cpus.get(cpu) {
+                Some(s) if !s.is_empty() => out.insert(*cpu, StatesNs::from_states(s)),
+                _ => bail!("CPU {cpu} of the trace has no idle states here"),
+            };
+        }
+        Ok(ReplayStates {
+            cpus: out,
+            kernel_indices: states.kernel_indices(),
+        })
+    }
+}
+
+/// What `idle replay` found.
+pub struct Replayed {
+    pub scores: Scores,
+    pub periods: u64,
+    pub nr_states: usize,
+}
+
+/// The policy @arg (a preset or a file) as the learner reads it; its
+/// freq.max does not matter here and is taken as auto.
+pub fn policy(arg: &str) -> Result<bpf_intf::cadence_policy> {
+    let named = policy::Named::load(arg)?.with_freq_max(FreqMax::Auto);
+    named.policy.to_bpf(&FreqTable::default())
+}
+
+/// Runs @trace through @learner under @pol.
+pub fn replay(
+    learner: &BpfLearner,
+    pol: &bpf_intf::cadence_policy,
+    states: &ReplayStates,
+    trace: &Trace,
+) -> Result<Replayed> {
+    let mut out = Replayed {
+        scores: Scores::default(),
+        periods: 0,
+        nr_states: 0,
+    };
+    for (cpu, t) in trace {
+        let s = &states.cpus[cpu];
+        let start = t.table.clone().unwrap_or_default();
+        let run = learner
+            .run(
+                pol,
+                s,
+                &start,
+                &out.scores,
+                states.kernel_indices,
+                &t.periods,
+            )
+            .with_context(|| format!("replaying CPU {cpu}"))?;
+        out.scores = run.scores;
+        out.periods += t.periods.len() as u64;
+        out.nr_states = out.nr_states.max(s.nr());
+    }
+    Ok(out)
+}
+
+/// The oracle's rows: every period predicted right, by either ideal.
+fn oracle(periods: u64) -> Vec<Row> {
+    let row = Row {
+        periods,
+        correct: periods,
+        undershoot: vec![0; super::table::MAX - 1],
+        overshoot: vec![0; super::table::MAX - 1],
+    };
+    vec![row; IDEALS]
+}
+
+/// `scx_cadence idle replay FILE`.
+pub fn run(file: &Path, idle_states: Option<&Path>, policy_arg: &str, json: bool) -> Result<()> {
+    let text = std::fs::read_to_string(file)
+        .with_context(|| format!("reading trace {}", file.display()))?;
+    let trace = trace::parse(&text).with_context(|| format!("trace {}", file.display()))?;
+    let states = ReplayStates::read(idle_states, &trace)?;
+    let pol = policy(policy_arg)?;
+    let learner = BpfLearner::load()?;
+    let r = replay(&learner, &pol, &states, &trace)?;
+    if json {
+        let v = serde_json::json!({
+            "file": file,
+            "cpus": trace.keys().collect::<Vec<_>>(),
+            "periods": r.periods,
+            "scores": trace::counts(&r.scores),
+        });
+        println!("{v}");
+    } else {
+        println!(
+            "replayed {} idle periods of {} CPUs from {} under policy {policy_arg}:",
+            r.periods,
+            trace.len(),
+            file.display()
+        );
+        print!(
+            "{}",
+            score_table::render(&r.scores, r.nr_states, &[("oracle", oracle(r.periods))])
+        );
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bpf_test_progs;
+    use crate::idle::learner_bpf::Period;
+    use crate::idle::reference::{self, ENDLESS, Knobs, Pick};
+    use crate::idle::table::Table;
+    use crate::idle::trace::{PeriodRecord, Record, TableRecord, to_line};
+
+    const US: u64 = 1000;
+
+    /// The Skylake-SP example file's states (docs/idle-states), in ns.
+    fn skylake() -> StatesNs {
+        StatesNs {
+            residency_ns: vec![0, 2 * US, 20 * US, 600 * US],
+            exit_latency_ns: vec![0, 2 * US, 10 * US, 133 * US],
+            disabled: vec![false; 4],
+        }
+    }
+
+    /// A hand-made trace: CPU 0 from a learned table (teo's bins full of
+    /// intercepts in C1), CPU 2 without a table record (fresh), periods
+    /// interleaved as the ring buffer gives them.
+    fn hand_trace() -> (String, Table) {
+        let mut table = reference::fresh(4);
+        table.intercepts[1] = 8000;
+        table.total = 8192;
+        table.short_idles = 0;
+        table.weight[1] = [1000, 3000, 5000, 1000, 0, 0, 0, 0, 0, 0];
+        table.periods = 77;
+        let durations = [30, 800, 3, 2000, 25, 25, 700, 1, 150, 40, 9000, 60];
+        let mut lines = vec![to_line(&Record::Table(Box::new(TableRecord {
+            cpu: 0,
+            table: table.clone(),
+        })))];
+        for (i, d) in durations.iter().enumerate() {
+            lines.push(to_line(&Record::Period(PeriodRecord {
+                cpu: if i % 3 == 1 { 2 } else { 0 },
+                start_ns: 1_000_000 * i as u64,
+                duration_ns: d * US,
+                sleep_length_ns: if i % 2 == 0 { ENDLESS } else { 2 * d * US },
+                kernel_state: -1,
+                rand: (i as u32).wrapping_mul(0x9e37_79b9),
+            })));
+        }
+        (lines.join("\n"), table)
+    }
+
+    /// The reference over one CPU's periods from @table.
+    fn reference_scores(
+        k: &Knobs,
+        s: &StatesNs,
+        table: &Table,
+        periods: &[Period],
+        sc: &mut Scores,
+    ) {
+        let mut t = table.clone();
+        for p in periods {
+            let e = reference::predict(&mut t, s, k, p.sleep_length_ns, p.rand, p.kernel_state);
+            reference::learn(&mut t, s, k, &e, p.duration_ns);
+            reference::score(sc, s, &e, p.duration_ns, false);
+        }
+    }
+
+    #[test]
+    fn a_hand_made_trace_replays_as_the_reference_scores_it() {
+        let (text, table) = hand_trace();
+        let trace = trace::parse(&text).unwrap();
+        assert_eq!(trace[&0].table, Some(table.clone()));
+        assert_eq!(trace[&0].periods.len(), 8);
+        assert_eq!(trace[&2].table, None);
+        assert_eq!(trace[&2].periods.len(), 4);
+
+        // The balanced preset's knobs, as the reference takes them.
+        let pol = policy("balanced").unwrap();
+        let k = Knobs {
+            pick: if pol.idle_pick == bpf_intf::cadence_idle_pick_CADENCE_IDLE_PICK_HEAVIEST {
+                Pick::Heaviest
+            } else {
+                Pick::Random
+            },
+            learning_rate: pol.idle_learning_rate,
+            aging_interval: pol.idle_aging_interval,
+        };
+        let mut want = Scores::default();
+        reference_scores(&k, &skylake(), &table, &trace[&0].periods, &mut want);
+        reference_scores(
+            &k,
+            &skylake(),
+            &Table::default(),
+            &trace[&2].periods,
+            &mut want,
+        );
+        // Twelve periods, each scored once per ideal for teo and weighted.
+        let rows = score_table::rows(&want);
+        assert_eq!(rows[reference::BY_RESIDENCY][reference::TEO].periods, 12);
+        assert_eq!(rows[reference::BY_EXIT][reference::WEIGHTED].periods, 12);
+        assert_eq!(rows[reference::BY_EXIT][reference::KERNEL].periods, 0);
+
+        if bpf_test_progs::skip_without_bpf().is_none() {
+            return;
+        }
+        let learner = BpfLearner::load().unwrap();
+        let states = ReplayStates {
+            cpus: [(0, skylake()), (2, skylake())].into(),
+            kernel_indices: false,
+        };
+        let got = replay(&learner, &pol, &states, &trace).unwrap();
+        assert_eq!(got.periods, 12);
+        assert_eq!(got.scores, want);
+        // Starting CPU 0 fresh instead gives other counts: the table record
+        // is used.
+        let mut fresh = trace.clone();
+        fresh.get_mut(&0).unwrap().table = None;
+        let other = replay(&learner, &pol, &states, &fresh).unwrap();
+        assert_ne!(other.scores, want);
+    }
+
+    #[test]
+    fn a_states_file_gives_every_traced_cpu_its_states() {
+        let (text, _) = hand_trace();
+        let trace = trace::parse(&text).unwrap();
+        let file =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/idle-states/intel-skylake-sp.txt");
+        let s = ReplayStates::read(Some(&file), &trace).unwrap();
+        assert!(!s.kernel_indices);
+        assert_eq!(s.cpus[&0], skylake());
+        assert_eq!(s.cpus[&2], skylake());
+    }
+
+    #[test]
+    fn the_oracle_is_always_right() {
+        let text = score_table::render(&Scores::default(), 4, &[("oracle", oracle(5))]);
+        assert!(
+            text.contains(
+                "oracle             5   100.00   0.00   0.00   0.00   0.00   0.00   0.00"
+            ),
+            "{text}"
+        );
+    }
+}

@@ -1,0 +1,108 @@
+# shellcheck shell=bash
+# VM test cases for `idle record` and `idle replay` (issue 13, item 6).
+# Sourced by run.sh after lib.sh; each case_* runs in its own shell.
+
+# The Skylake-SP example: POLL, C1, C1E, C6 (the TCG VM has no cpuidle driver).
+RECORD_STATES=$VM_ROOT/docs/idle-states/intel-skylake-sp.txt
+
+# sleepers SECS: python sleeping 1, 2, 3 ms in turn on CPUs 1 and 2, for
+# SECS seconds, in the background; their PIDs in SLEEPERS.
+sleepers() {
+	local cpu
+	SLEEPERS=()
+	for cpu in 1 2; do
+		taskset -c "$cpu" python3 -c "import time
+end = time.time() + $1
+i = 0
+while time.time() < end:
+    time.sleep((1 + i % 3) / 1000)
+    i += 1" >/dev/null 2>&1 &
+		SLEEPERS+=($!)
+	done
+}
+
+# What `idle record` printed, the live scores of the recorded periods, is
+# what `idle replay` of its trace gives, count for count, with no record
+# dropped.
+case_idle_record_then_replay_gives_the_live_counts() {
+	local trace=$VM_OUT/idle_record.trace
+	start_sched "$VM_OUT/idle_record.sched.log" --idle-states "$RECORD_STATES" || return 1
+	sleepers 9
+	sleep 1
+	"$SCHED" idle record --seconds 5 --format json "$trace" >"$VM_OUT/idle_record.live.json" ||
+		fail "idle record failed: $(cat "$VM_OUT/idle_record.live.json")" || return 1
+	wait "${SLEEPERS[@]}"
+	"$SCHED" idle replay "$trace" --idle-states "$RECORD_STATES" --format json \
+		>"$VM_OUT/idle_record.replay.json" ||
+		fail "idle replay failed: $(cat "$VM_OUT/idle_record.replay.json")" || return 1
+	"$SCHED" idle replay "$trace" --idle-states "$RECORD_STATES" || return 1
+	python3 - "$VM_OUT/idle_record.live.json" "$VM_OUT/idle_record.replay.json" "$trace" <<'PY' ||
+import json, sys
+live = json.load(open(sys.argv[1]))
+replay = json.load(open(sys.argv[2]))
+lines = open(sys.argv[3]).read().splitlines()
+tables = {json.loads(l)["table"]["cpu"] for l in lines if l.startswith('{"table"')}
+bad = []
+print(f"live: {live['periods']} periods, {live['tables']} tables of CPUs {live['cpus']}, drops {live['drops']}")
+print(f"replay: {replay['periods']} periods of CPUs {replay['cpus']}")
+if live["drops"] != 0:
+    bad.append(f"{live['drops']} records dropped")
+for cpu in (1, 2):
+    if cpu not in tables:
+        bad.append(f"no table record for CPU {cpu}, a sleeper's")
+if live["periods"] < 1000:
+    bad.append(f"only {live['periods']} periods recorded")
+if replay["periods"] != live["periods"] or len(lines) != live["periods"] + live["tables"]:
+    bad.append(f"{len(lines)} lines, replay {replay['periods']} periods, live {live['periods']}")
+for src in ("teo", "weighted", "kernel"):
+    for ideal in ("residency", "exit"):
+        a, b = live["scores"][src][ideal], replay["scores"][src][ideal]
+        print(f"{src:9} {ideal:9} live {a}\n{'':19} replay {b}")
+        if a != b:
+            bad.append(f"{src}/{ideal} differ")
+for src in ("teo", "weighted"):
+    if live["scores"][src]["residency"]["periods"] != live["periods"]:
+        bad.append(f"{src}: {live['scores'][src]['residency']['periods']} scored of {live['periods']}")
+if bad:
+    print("FAIL: " + "; ".join(bad))
+    sys.exit(1)
+PY
+		fail "replay and live counts differ (see above)" || return 1
+	[ "$(sched_state)" = enabled ] || fail "the scheduler detached" || return 1
+	stop_sched
+}
+
+# A second recording while one runs, and a FILE that cannot be written, are
+# refused in one line, and the recording in progress goes on; no scheduler
+# is refused too.
+case_idle_record_refusals() {
+	local trace=$VM_OUT/idle_record_refused.trace first out rc gen
+	start_sched "$VM_OUT/idle_record_refused.sched.log" --idle-states "$RECORD_STATES" || return 1
+	"$SCHED" idle record --seconds 6 --format json "$trace" >"$VM_OUT/idle_record_first.json" &
+	first=$!
+	sleep 2
+	out=$("$SCHED" idle record --seconds 1 "$VM_OUT/second.trace" 2>&1)
+	rc=$?
+	echo "second: rc=$rc $out"
+	[ $rc -eq 1 ] && [ "$(echo "$out" | wc -l)" -eq 1 ] && [[ $out == *"another \`idle record\` is in progress"* ]] ||
+		fail "a second recording was not refused: rc=$rc $out" || return 1
+	[ ! -e "$VM_OUT/second.trace" ] || fail "the refused recording wrote its file" || return 1
+	wait "$first" || fail "the first recording failed: $(cat "$VM_OUT/idle_record_first.json")" || return 1
+	python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert d["periods"] > 0, d' \
+		"$VM_OUT/idle_record_first.json" || fail "the first recording recorded nothing" || return 1
+	out=$("$SCHED" idle record --seconds 1 /nonexistent/dir/trace 2>&1)
+	rc=$?
+	echo "unwritable: rc=$rc $out"
+	[ $rc -eq 1 ] && [ "$(echo "$out" | wc -l)" -eq 1 ] && [[ $out == *"cannot write /nonexistent/dir/trace"* ]] ||
+		fail "an unwritable FILE was not refused: rc=$rc $out" || return 1
+	gen=$(bpftool map dump pinned "$PIN_DIR/idle_ctl" | python3 -c \
+		'import json,sys; print(json.load(sys.stdin)[0]["value"]["record_gen"])')
+	echo "record_gen after two recordings and two refusals: $gen"
+	[ "$gen" = 2 ] || fail "record_gen is $gen, want 2 (one recording)" || return 1
+	stop_sched
+	out=$("$SCHED" idle record --seconds 1 "$VM_OUT/none.trace" 2>&1)
+	rc=$?
+	echo "no scheduler: rc=$rc $out"
+	[ $rc -eq 1 ] && [[ $out == *"no scheduler is running"* ]] ||
+		fail "no scheduler was not refused: rc=$rc $out" || return 1
+}
