@@ -8,12 +8,14 @@
 //! - `table`: one CPU's learned table as Rust and JSON see it.
 //! - `reference`: the learner in plain Rust, for the host tests.
 //! - `learner_bpf`: the BPF learner run outside the scheduler.
+//! - `table_file`, `manage`: `ctl idle save/load/reset`.
 //! - `qos`: per-CPU PM QoS resume-latency limits, saved and restored.
 
 pub mod attach;
 // Outside the tests, `idle replay` and `idle stats` use it (being built).
 #[cfg_attr(not(test), allow(dead_code))]
 pub mod learner_bpf;
+pub mod manage;
 // Used by its tests until idle.qos = "learned" is wired into the scheduler.
 #[allow(dead_code)]
 pub mod qos;
@@ -29,6 +31,7 @@ mod states_sysfs;
 // Outside the tests, `idle replay` and `idle stats` use it (being built).
 #[cfg_attr(not(test), allow(dead_code))]
 pub mod table;
+pub mod table_file;
 
 #[cfg(test)]
 mod bpf_tests;
