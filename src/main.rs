@@ -227,6 +227,29 @@ pub enum CtlAction {
     },
     /// Print the policy in force and its generation.
     Get,
+    /// Save, load or reset the idle learner's tables (each CPU's is
+    /// replaced whole, under its lock).
+    Idle {
+        #[command(subcommand)]
+        action: IdleAction,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum IdleAction {
+    /// Write every online CPU's learned idle table to FILE (JSON).
+    Save {
+        #[clap(value_name = "FILE")]
+        file: PathBuf,
+    },
+    /// Put FILE's tables in force; a file for other CPUs or other idle
+    /// states is refused and the tables in force stay.
+    Load {
+        #[clap(value_name = "FILE")]
+        file: PathBuf,
+    },
+    /// Make every online CPU's table fresh (seed 003's initial rows).
+    Reset,
 }
 
 fn init_logging(verbose: bool) -> Result<()> {
@@ -329,8 +352,28 @@ fn run_ctl(socket: &Path, action: CtlAction) -> Result<()> {
         CtlAction::Switch { policy } => (client::switch_request(&policy)?, false),
         CtlAction::Set { assignments } => (Request::Set { assignments }, false),
         CtlAction::Get => (Request::Get {}, true),
+        CtlAction::Idle { action } => return run_ctl_idle(socket, action),
     };
     client::print(&client::send(socket, &request)?, show_policy)
+}
+
+fn run_ctl_idle(socket: &Path, action: IdleAction) -> Result<()> {
+    use control::client;
+    match action {
+        IdleAction::Save { file } => {
+            let n = client::idle_save(socket, &file)?;
+            println!("saved the idle tables of {n} CPUs to {}", file.display());
+        }
+        IdleAction::Load { file } => {
+            let n = client::idle_load(socket, &file)?;
+            println!("loaded the idle tables of {n} CPUs from {}", file.display());
+        }
+        IdleAction::Reset => {
+            client::idle_reset(socket)?;
+            println!("reset the idle tables");
+        }
+    }
+    Ok(())
 }
 
 fn print_policies() {

@@ -20,7 +20,9 @@ use crate::RunOpts;
 use crate::bpf_intf::{self, as_bytes};
 use crate::bpf_skel::*;
 use crate::control::server::{Pending, Server};
+use crate::control::{Reply, Request};
 use crate::freq::{self, FreqSource, Governors};
+use crate::idle;
 use crate::idle::attach::Plan as IdlePlan;
 use crate::idle::states::IdleStates;
 use crate::instance::{InstanceLock, LOCK_FILE};
@@ -291,6 +293,33 @@ impl<'a> Scheduler<'a> {
         Ok(m)
     }
 
+    /// `ctl idle save/load/reset`, answered with the policy in force.
+    fn idle_request(&self, request: Request, live: &Live) -> Reply {
+        let map = &self.skel.maps.idle_table;
+        let states = &self.idle_states;
+        let result = match request {
+            Request::IdleSave {} => idle::manage::save(map, states).map(Some),
+            Request::IdleLoad { file } => idle::manage::load(map, states, &file).map(|()| None),
+            Request::IdleReset {} => idle::manage::reset(map, states).map(|()| None),
+            _ => unreachable!("not an idle request"),
+        };
+        match result {
+            Ok(idle) => {
+                if idle.is_none() {
+                    info!("ctl: idle tables written");
+                }
+                Reply {
+                    idle,
+                    ..live.reply()
+                }
+            }
+            Err(e) => Reply {
+                error: Some(format!("{e:#}")),
+                ..live.reply()
+            },
+        }
+    }
+
     fn exited(&mut self) -> bool {
         uei_exited!(&self.skel, uei)
     }
@@ -319,7 +348,13 @@ impl<'a> Scheduler<'a> {
                 recv(events.control) -> pending => {
                     if let Ok(Pending { request, reply }) = pending {
                         let maps = &self.skel.maps;
-                        let _ = reply.send(live.handle(request, &maps.policy, &maps.policy_state));
+                        let answer = match request {
+                            Request::IdleSave {} | Request::IdleLoad { .. } | Request::IdleReset {} => {
+                                self.idle_request(request, live)
+                            }
+                            request => live.handle(request, &maps.policy, &maps.policy_state),
+                        };
+                        let _ = reply.send(answer);
                     }
                 }
                 default(POLL) => {}

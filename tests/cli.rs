@@ -69,6 +69,35 @@ fn ctl_without_a_running_scheduler_says_so() {
 }
 
 #[test]
+fn ctl_idle_checks_its_file_before_asking_the_scheduler() {
+    // The socket does not exist: these fail on the file, read first.
+    let sock = ["ctl", "--socket", "/nonexistent/ctl.sock", "idle"];
+    let line = refused(&[&sock[..], &["load", "/nonexistent/tables.json"]].concat());
+    assert!(
+        line.starts_with("scx_cadence: error: reading idle tables from /nonexistent/tables.json: "),
+        "{line}"
+    );
+    let file = std::env::temp_dir().join(format!("scx_cadence-cli-idle-{}", std::process::id()));
+    std::fs::write(&file, "{\"version\":1}\n").unwrap();
+    let line = refused(&[&sock[..], &["load", file.to_str().unwrap()]].concat());
+    std::fs::remove_file(&file).unwrap();
+    assert!(
+        line.starts_with(&format!(
+            "scx_cadence: error: {}: not an idle table file: missing field `cpus`",
+            file.display()
+        )),
+        "{line}"
+    );
+    // Without a scheduler, save and reset say so.
+    let line = refused(&[&sock[..], &["reset"]].concat());
+    assert!(line.contains("is scx_cadence running"), "{line}");
+    // An unknown action is a usage error.
+    let out = scx_cadence(&[&sock[..], &["forget"]].concat());
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(stderr_lines(&out).len(), 1);
+}
+
+#[test]
 fn policies_lists_every_field_and_preset() {
     let out = scx_cadence(&["policies"]);
     assert!(out.status.success());

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 
 use super::{ReadBy, Reply, Request, peer_uid};
+use crate::idle::table_file::TableFile;
 
 /// The deadline for a whole request, from connect to the answer's newline:
 /// the scheduler may be re-attaching after hotplug (server.rs's
@@ -66,8 +67,8 @@ fn send_within(socket: &Path, request: &Request, within: Duration) -> Result<Rep
             within.as_secs_f64()
         )
     };
-    // A request fits the socket buffer: the write does not wait for the
-    // server, and the deadline is kept by the reads.
+    // A request fits the socket buffer (all but a large `idle_load`,
+    // which the server reads at once): the deadline is kept by the reads.
     conn.set_write_timeout(Some(within))?;
     let mut line = serde_json::to_vec(request)?;
     line.push(b'\n');
@@ -94,6 +95,57 @@ pub fn print(reply: &Reply, show_policy: bool) -> Result<()> {
     println!("generation {} policy {}", reply.generation, reply.name);
     if show_policy {
         print!("{}", reply.policy);
+    }
+    Ok(())
+}
+
+/// `ctl idle save FILE`: the scheduler sends the tables, this writes them
+/// (through a temporary file beside @file, renamed over it: a reader never
+/// sees half a file). Returns the number of CPUs.
+pub fn idle_save(socket: &Path, file: &Path) -> Result<usize> {
+    let reply = send(socket, &Request::IdleSave {})?;
+    if let Some(e) = reply.error {
+        bail!("{e}");
+    }
+    let tables = reply
+        .idle
+        .context("the scheduler's answer holds no idle tables")?;
+    let name = file
+        .file_name()
+        .with_context(|| format!("{} names no file", file.display()))?;
+    let mut tmp_name = std::ffi::OsString::from(".");
+    tmp_name.push(name);
+    tmp_name.push(format!(".tmp{}", std::process::id()));
+    let tmp = file.with_file_name(tmp_name);
+    std::fs::write(&tmp, tables.to_text())
+        .and_then(|()| std::fs::rename(&tmp, file))
+        .inspect_err(|_| {
+            let _ = std::fs::remove_file(&tmp);
+        })
+        .with_context(|| format!("writing idle tables to {}", file.display()))?;
+    Ok(tables.cpus.len())
+}
+
+/// `ctl idle load FILE`: reads and parses @file here, the scheduler checks
+/// it against its CPUs and states and writes it. Returns the CPUs loaded.
+pub fn idle_load(socket: &Path, file: &Path) -> Result<usize> {
+    let text = std::fs::read_to_string(file)
+        .with_context(|| format!("reading idle tables from {}", file.display()))?;
+    let tables = TableFile::parse(&text)
+        .map_err(anyhow::Error::msg)
+        .with_context(|| file.display().to_string())?;
+    let n = tables.cpus.len();
+    let reply = send(socket, &Request::IdleLoad { file: tables })?;
+    if let Some(e) = reply.error {
+        bail!("{}: {e}; the tables in force stay", file.display());
+    }
+    Ok(n)
+}
+
+/// `ctl idle reset`.
+pub fn idle_reset(socket: &Path) -> Result<()> {
+    if let Some(e) = send(socket, &Request::IdleReset {})?.error {
+        bail!("{e}");
     }
     Ok(())
 }

@@ -17,12 +17,24 @@ use nix::sys::socket::getsockopt;
 use nix::sys::socket::sockopt::PeerCredentials;
 use serde::{Deserialize, Serialize};
 
+use crate::idle::table_file::TableFile;
+
 /// Where the scheduler listens unless told otherwise.
 pub const DEFAULT_SOCKET: &str = "/run/scx_cadence/ctl.sock";
 
 /// Largest request accepted, in bytes. A policy file is well under 4 KiB;
 /// 64 KiB leaves room for the idle-state tables later policies carry.
 pub const MAX_REQUEST: usize = 64 * 1024;
+
+/// Largest `idle_load` request. The client, not the scheduler, reads and
+/// writes the files of `ctl idle save/load`: paths and permissions are the
+/// caller's (the scheduler's working directory and mount namespace, e.g. a
+/// service's private /tmp, may not be), and the scheduler opens no file a
+/// request names. So the tables travel on the socket: 1024 CPUs
+/// (CADENCE_MAX_CPUS) of up to ~1.3 KB of JSON each (idle::table_file's
+/// the_largest_file_fits_a_request measures the widest), under 2 MiB. Only
+/// this command may be larger than MAX_REQUEST.
+pub const MAX_IDLE_REQUEST: usize = 2 * 1024 * 1024;
 
 /// A request, as sent on the socket.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -39,6 +51,16 @@ pub enum Request {
     /// Report the policy in force. (A struct variant, so that unknown
     /// fields are refused here too.)
     Get {},
+    /// Every online CPU's learned idle table (`ctl idle save`), in the
+    /// reply's `idle`.
+    #[serde(rename = "idle_save")]
+    IdleSave {},
+    /// Replace every online CPU's idle table with @file's, if it fits.
+    #[serde(rename = "idle_load")]
+    IdleLoad { file: TableFile },
+    /// Make every online CPU's idle table fresh.
+    #[serde(rename = "idle_reset")]
+    IdleReset {},
 }
 
 /// The answer to every request, good or bad.
@@ -55,6 +77,9 @@ pub struct Reply {
     /// The same policy as BPF holds it (struct cadence_policy by field).
     #[serde(default)]
     pub bpf: std::collections::BTreeMap<String, u64>,
+    /// The answer to `idle_save`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle: Option<TableFile>,
 }
 
 impl Reply {

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use crossbeam::channel::{Receiver, Sender, bounded};
 
-use super::{MAX_REQUEST, ReadBy, Reply, Request, peer_uid};
+use super::{MAX_IDLE_REQUEST, MAX_REQUEST, ReadBy, Reply, Request, peer_uid};
 
 /// How long a client may take to send its whole request: a stalled or
 /// dribbling client cannot hold the server up for longer.
@@ -19,6 +19,10 @@ const READ_TIMEOUT: Duration = Duration::from_secs(2);
 /// How long a request may wait for the scheduler's loop, which may be busy
 /// re-attaching after CPU hotplug (tests/vm: under 20 s).
 const APPLY_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long a client may take to read its answer (an `idle_save` answer
+/// is up to ~1.3 MB, more than the socket holds): one that does not read
+/// cannot hold the server up for longer.
+const WRITE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// A checked request and where its answer goes.
 pub struct Pending {
@@ -71,6 +75,7 @@ fn serve(listener: UnixListener, tx: Sender<Pending>) {
         };
         if let Ok(mut line) = serde_json::to_vec(&reply) {
             line.push(b'\n');
+            let _ = conn.set_write_timeout(Some(WRITE_TIMEOUT));
             let _ = conn.write_all(&line);
         }
     }
@@ -122,7 +127,8 @@ fn read_request(conn: &UnixStream, within: Duration) -> Result<Vec<u8>, String> 
 /// read_line's error when the deadline passed first.
 const NO_REQUEST: &str = "timed out";
 
-/// Reads up to the first newline (or EOF), refusing more than MAX_REQUEST.
+/// Reads up to the first newline (or EOF), refusing more than
+/// MAX_IDLE_REQUEST (parse_request holds the rest to MAX_REQUEST).
 fn read_line(conn: &mut impl Read) -> Result<Vec<u8>, String> {
     let mut buf = Vec::new();
     let mut chunk = [0u8; 4096];
@@ -140,31 +146,48 @@ fn read_line(conn: &mut impl Read) -> Result<Vec<u8>, String> {
             buf.truncate(end);
             break;
         }
-        if buf.len() > MAX_REQUEST {
+        if buf.len() > MAX_IDLE_REQUEST {
             break;
         }
         if n == 0 {
             break;
         }
     }
-    if buf.len() > MAX_REQUEST {
-        return Err(format!("the request exceeds {MAX_REQUEST} bytes"));
+    if buf.len() > MAX_IDLE_REQUEST {
+        return Err(format!("the request exceeds {MAX_IDLE_REQUEST} bytes"));
     }
     Ok(buf)
 }
 
+/// The commands a request may name.
+const COMMANDS: [&str; 6] = [
+    "switch",
+    "set",
+    "get",
+    "idle_save",
+    "idle_load",
+    "idle_reset",
+];
+
 /// One JSON request; unknown commands and fields are named in the error.
+/// Only `idle_load` may be longer than MAX_REQUEST.
 pub fn parse_request(text: &str) -> Result<Request, String> {
-    let value: serde_json::Value =
-        serde_json::from_str(text).map_err(|e| format!("the request is not JSON ({e})"))?;
+    let value: Result<serde_json::Value, _> = serde_json::from_str(text);
     let cmd = value
-        .get("cmd")
+        .as_ref()
+        .ok()
+        .and_then(|v| v.get("cmd"))
         .and_then(|c| c.as_str())
         .unwrap_or("")
         .to_string();
-    if !["switch", "set", "get"].contains(&cmd.as_str()) {
+    if cmd != "idle_load" && text.len() > MAX_REQUEST {
+        return Err(format!("the request exceeds {MAX_REQUEST} bytes"));
+    }
+    let value = value.map_err(|e| format!("the request is not JSON ({e})"))?;
+    if !COMMANDS.contains(&cmd.as_str()) {
         return Err(format!(
-            "unknown command `{cmd}`: the commands are switch, set and get"
+            "unknown command `{cmd}`: the commands are {}",
+            COMMANDS.join(", ")
         ));
     }
     serde_json::from_value(value).map_err(|e| format!("bad `{cmd}` request: {e}"))
@@ -185,7 +208,21 @@ mod tests {
         );
         assert_eq!(
             parse_request(r#"{"cmd":"reboot"}"#).unwrap_err(),
-            "unknown command `reboot`: the commands are switch, set and get"
+            "unknown command `reboot`: the commands are switch, set, get, \
+             idle_save, idle_load, idle_reset"
+        );
+        assert_eq!(
+            parse_request(r#"{"cmd":"idle_reset"}"#),
+            Ok(Request::IdleReset {})
+        );
+        assert_eq!(
+            parse_request(r#"{"cmd":"idle_save"}"#),
+            Ok(Request::IdleSave {})
+        );
+        assert!(
+            parse_request(r#"{"cmd":"idle_load"}"#)
+                .unwrap_err()
+                .starts_with("bad `idle_load` request: missing field `file`")
         );
         assert!(
             parse_request("{")
@@ -208,11 +245,32 @@ mod tests {
     fn reads_stop_at_the_newline_and_at_the_size_limit() {
         let mut two = &b"{\"cmd\":\"get\"}\nrest"[..];
         assert_eq!(read_line(&mut two).unwrap(), b"{\"cmd\":\"get\"}");
-        let big = vec![b'x'; MAX_REQUEST + 10];
+        let big = vec![b'x'; MAX_IDLE_REQUEST + 10];
         let e = read_line(&mut &big[..]).unwrap_err();
-        assert_eq!(e, format!("the request exceeds {MAX_REQUEST} bytes"));
-        let exact = vec![b'x'; MAX_REQUEST];
-        assert_eq!(read_line(&mut &exact[..]).unwrap().len(), MAX_REQUEST);
+        assert_eq!(e, format!("the request exceeds {MAX_IDLE_REQUEST} bytes"));
+        let exact = vec![b'x'; MAX_IDLE_REQUEST];
+        assert_eq!(read_line(&mut &exact[..]).unwrap().len(), MAX_IDLE_REQUEST);
+    }
+
+    #[test]
+    fn only_idle_load_may_exceed_the_policy_limit() {
+        let pad = " ".repeat(MAX_REQUEST);
+        let get = format!("{{\"cmd\":\"get\"{pad}}}");
+        assert_eq!(
+            parse_request(&get).unwrap_err(),
+            format!("the request exceeds {MAX_REQUEST} bytes")
+        );
+        let junk = "x".repeat(MAX_REQUEST + 1);
+        assert_eq!(
+            parse_request(&junk).unwrap_err(),
+            format!("the request exceeds {MAX_REQUEST} bytes")
+        );
+        let load = format!("{{\"cmd\":\"idle_load\"{pad}}}");
+        assert!(
+            parse_request(&load)
+                .unwrap_err()
+                .starts_with("bad `idle_load` request: missing field `file`")
+        );
     }
 
     /// A client that sends one byte every 50 ms, never a newline, for 3 s.

@@ -8,12 +8,14 @@
 //! - `table`: one CPU's learned table as Rust and JSON see it.
 //! - `reference`: the learner in plain Rust, for the host tests.
 //! - `learner_bpf`: the BPF learner run outside the scheduler.
+//! - `table_file`, `manage`: `ctl idle save/load/reset`.
 //! - `qos`: per-CPU PM QoS resume-latency limits, saved and restored.
 //! - `trace`, `record`, `replay`: `idle record` and `idle replay` (`cli`).
 
 pub mod attach;
 pub mod cli;
 pub mod learner_bpf;
+pub mod manage;
 // Used by its tests until idle.qos = "learned" is wired into the scheduler.
 #[allow(dead_code)]
 pub mod qos;
@@ -27,6 +29,7 @@ pub mod states;
 mod states_file;
 mod states_sysfs;
 pub mod table;
+pub mod table_file;
 mod trace;
 
 #[cfg(test)]

@@ -102,6 +102,10 @@ impl Live {
                 text: Some(text),
             } => Named::from_text(std::path::Path::new(&policy), &text).map(Some),
             Request::Set { assignments } => self.current.edited(&assignments).map(Some),
+            // The scheduler answers these (idle::manage).
+            Request::IdleSave {} | Request::IdleLoad { .. } | Request::IdleReset {} => {
+                Err(anyhow::anyhow!("not a policy request"))
+            }
         };
         let result = next.and_then(|n| match n {
             Some(n) => self.apply(n, slot_map, state_map).map(|_| ()),
@@ -134,6 +138,7 @@ impl Live {
             name: self.current.name.clone(),
             policy: self.current.policy.to_toml(),
             bpf: super::bpf_fields(&self.built),
+            idle: None,
         }
     }
 }
