@@ -205,14 +205,14 @@ pub const FIELDS: &[Field] = &[
         kind: Kind::Choice {
             values: IdlePlace::words,
         },
-        doc: "shallow: among idle CPUs equally good for the placement search, wake the one in the shallowest state (observed, else predicted); off: ignore idle states",
+        doc: "shallow: among idle CPUs equally good for the placement search, wake the one in the shallowest state (observed, else predicted); off: ignore idle states. Not acting yet (issue 13): BPF reads it, placement does not use it",
     },
     Field {
         key: "idle.qos",
         kind: Kind::Choice {
             values: IdleQos::words,
         },
-        doc: "learned: write per-CPU PM QoS resume-latency limits that keep the kernel's governor out of states the table predicts would be cut short; off: leave them alone",
+        doc: "learned: write per-CPU PM QoS resume-latency limits that keep the kernel's governor out of states the table predicts would be cut short; off: leave them alone. Not acting yet (issue 13): no limit is written",
     },
 ];
 
