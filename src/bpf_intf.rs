@@ -12,6 +12,18 @@ pub fn as_bytes<T: Copy>(value: &T) -> &[u8] {
     unsafe { std::slice::from_raw_parts((value as *const T).cast(), std::mem::size_of::<T>()) }
 }
 
+/// A plain-old-data map value (or ring buffer sample) read back from @raw,
+/// the bytes the kernel returned; None if they are fewer than a T.
+pub fn from_bytes<T: Copy>(raw: &[u8]) -> Option<T> {
+    if raw.len() < std::mem::size_of::<T>() {
+        return None;
+    }
+    // SAFETY: the length is checked; T is a bindgen struct of integers (see
+    // as_bytes), so any bit pattern is valid; read_unaligned needs no
+    // alignment.
+    Some(unsafe { std::ptr::read_unaligned(raw.as_ptr().cast()) })
+}
+
 /// A syscall test program's input: @ctx as its context, which the kernel
 /// copies in and, when the program returns, back out (BPF_PROG_TEST_RUN).
 pub fn test_run_input<T: Copy>(ctx: &mut T) -> libbpf_rs::ProgramInput<'_> {

@@ -208,63 +208,32 @@ impl<'a> Scheduler<'a> {
         })
     }
 
+    /// Each online CPU's value of the per-CPU map @map (named @name in
+    /// errors) as its struct T, made into an R by @make (given the CPU).
+    fn per_cpu<T: Copy, R>(
+        &self,
+        map: &impl MapCore,
+        name: &str,
+        make: impl Fn(usize, &T) -> R,
+    ) -> Result<BTreeMap<u32, R>> {
+        let values = read_percpu(map, name)?;
+        Ok(self
+            .llcs
+            .cpu_llc
+            .iter()
+            .filter_map(|&(cpu, _)| {
+                let raw: T = bpf_intf::from_bytes(values.get(cpu)?)?;
+                Some((cpu as u32, make(cpu, &raw)))
+            })
+            .collect())
+    }
+
     /// Each online CPU's counters and policy generation.
     fn cpu_metrics(&self) -> Result<BTreeMap<u32, CpuMetrics>> {
-        let stats = read_percpu(&self.skel.maps.cpu_stats, "cpu_stats")?;
         let copies = read_percpu(&self.skel.maps.policy_cpu, "policy_cpu")?;
-        let mut out = BTreeMap::new();
-        for &(cpu, _) in &self.llcs.cpu_llc {
-            let Some(raw) = stats.get(cpu).and_then(|r| stats::parse_raw(r)) else {
-                continue;
-            };
-            out.insert(
-                cpu as u32,
-                CpuMetrics::from_bpf(&raw, copy_generation(copies.get(cpu))),
-            );
-        }
-        Ok(out)
-    }
-
-    /// Each online CPU's utilization and frequency ratio.
-    fn cpu_util(&self) -> Result<BTreeMap<u32, CpuUtil>> {
-        let util = read_percpu(&self.skel.maps.cpu_util, "cpu_util")?;
-        Ok(self
-            .llcs
-            .cpu_llc
-            .iter()
-            .filter_map(|&(cpu, _)| {
-                let raw = stats::parse_raw_util(util.get(cpu)?)?;
-                Some((cpu as u32, CpuUtil::from_bpf(&raw)))
-            })
-            .collect())
-    }
-
-    /// Each online CPU's cpufreq target and deadband counters.
-    fn cpu_cpufreq(&self) -> Result<BTreeMap<u32, CpufreqCounters>> {
-        let cpufreq = read_percpu(&self.skel.maps.cpu_cpufreq, "cpu_cpufreq")?;
-        Ok(self
-            .llcs
-            .cpu_llc
-            .iter()
-            .filter_map(|&(cpu, _)| {
-                let raw = stats::parse_raw_cpufreq(cpufreq.get(cpu)?)?;
-                Some((cpu as u32, CpufreqCounters::from_bpf(&raw)))
-            })
-            .collect())
-    }
-
-    /// Each online CPU's idle learner counters and scores.
-    fn cpu_idle(&self) -> Result<BTreeMap<u32, IdleCounters>> {
-        let idle = read_percpu(&self.skel.maps.idle_cpu, "idle_cpu")?;
-        Ok(self
-            .llcs
-            .cpu_llc
-            .iter()
-            .filter_map(|&(cpu, _)| {
-                let raw = stats::parse_raw_idle(idle.get(cpu)?)?;
-                Some((cpu as u32, IdleCounters::from_bpf(&raw)))
-            })
-            .collect())
+        self.per_cpu(&self.skel.maps.cpu_stats, "cpu_stats", |cpu, raw| {
+            CpuMetrics::from_bpf(raw, copy_generation(copies.get(cpu)))
+        })
     }
 
     fn metrics(&self, live: &Live) -> Result<Metrics> {
@@ -273,9 +242,17 @@ impl<'a> Scheduler<'a> {
             self.llcs.nr_llcs() as u64,
             self.nr_restarts,
         )
-        .with_util(self.cpu_util()?)
-        .with_cpufreq(self.cpu_cpufreq()?)
-        .with_idle(self.cpu_idle()?);
+        .with_util(self.per_cpu(&self.skel.maps.cpu_util, "cpu_util", |_, r| {
+            CpuUtil::from_bpf(r)
+        })?)
+        .with_cpufreq(
+            self.per_cpu(&self.skel.maps.cpu_cpufreq, "cpu_cpufreq", |_, r| {
+                CpufreqCounters::from_bpf(r)
+            })?,
+        )
+        .with_idle(self.per_cpu(&self.skel.maps.idle_cpu, "idle_cpu", |_, r| {
+            IdleCounters::from_bpf(r)
+        })?);
         m.policy = live.current().name.clone();
         m.placement_order = live.current().policy.placement.order.to_string();
         m.policy_generation = live.generation();

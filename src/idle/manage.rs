@@ -38,8 +38,7 @@ fn read_entry(map: &impl MapCore, cpu: u32) -> Result<bpf_intf::cadence_idle_tab
     if raw.len() != std::mem::size_of::<bpf_intf::cadence_idle_table>() {
         bail!("CPU {cpu}'s idle table entry is {} bytes", raw.len());
     }
-    // SAFETY: the bytes of a struct of integers, of its size.
-    Ok(unsafe { std::ptr::read_unaligned(raw.as_ptr().cast()) })
+    bpf_intf::from_bytes(&raw).context("an idle table entry of the wrong size")
 }
 
 /// Writes @learned as @cpu's table, under its lock, with @generation.

@@ -67,7 +67,7 @@ impl Maps {
             .lookup(&0u32.to_ne_bytes(), MapFlags::ANY)
             .context("reading idle_ctl")?
             .context("idle_ctl has no element")?;
-        from_raw(&raw).context("idle_ctl: a value of the wrong size")
+        bpf_intf::from_bytes(&raw).context("idle_ctl: a value of the wrong size")
     }
 
     /// Sets record_gen to @generation; the other fields stay (only the loader
@@ -87,7 +87,7 @@ impl Maps {
             .lookup_percpu(&0u32.to_ne_bytes(), MapFlags::ANY)
             .context("reading idle_cpu")?
             .unwrap_or_default();
-        Ok(raw.iter().map(|r| from_raw(r)).collect())
+        Ok(raw.iter().map(|r| bpf_intf::from_bytes(r)).collect())
     }
 
     /// The number of states CPU @cpu learns for.
@@ -96,19 +96,9 @@ impl Maps {
             .lookup(&cpu.to_ne_bytes(), MapFlags::ANY)
             .ok()
             .flatten()
-            .and_then(|r| from_raw::<bpf_intf::cadence_idle_states>(&r))
+            .and_then(|r| bpf_intf::from_bytes::<bpf_intf::cadence_idle_states>(&r))
             .map_or(0, |s| s.nr as usize)
     }
-}
-
-/// A map value as its bindgen struct; None if the size is not its own.
-fn from_raw<T: Copy>(raw: &[u8]) -> Option<T> {
-    if raw.len() < std::mem::size_of::<T>() {
-        return None;
-    }
-    // SAFETY: the length is checked; used only for bindgen structs of
-    // integers (any bit pattern is valid); read_unaligned needs no alignment.
-    Some(unsafe { std::ptr::read_unaligned(raw.as_ptr().cast()) })
 }
 
 /// What a recording gave.

@@ -80,10 +80,7 @@ pub fn from_ringbuf(raw: &[u8]) -> Option<Record> {
     if kind == bpf_intf::cadence_idle_event_kind_CADENCE_IDLE_EVENT_PERIOD
         && raw.len() == PERIOD_SIZE
     {
-        // SAFETY: the size is checked, the struct is plain integers (any
-        // bit pattern is valid), and read_unaligned needs no alignment.
-        let p: bpf_intf::cadence_idle_period =
-            unsafe { std::ptr::read_unaligned(raw.as_ptr().cast()) };
+        let p: bpf_intf::cadence_idle_period = bpf_intf::from_bytes(raw)?;
         return Some(Record::Period(PeriodRecord {
             cpu: p.cpu,
             start_ns: p.start_ns,
@@ -95,9 +92,7 @@ pub fn from_ringbuf(raw: &[u8]) -> Option<Record> {
     }
     if kind == bpf_intf::cadence_idle_event_kind_CADENCE_IDLE_EVENT_TABLE && raw.len() == TABLE_SIZE
     {
-        // SAFETY: as above.
-        let t: bpf_intf::cadence_idle_table_event =
-            unsafe { std::ptr::read_unaligned(raw.as_ptr().cast()) };
+        let t: bpf_intf::cadence_idle_table_event = bpf_intf::from_bytes(raw)?;
         return Some(Record::Table(Box::new(TableRecord {
             cpu: t.cpu,
             table: Table::from_bpf(&t.table),

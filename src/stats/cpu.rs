@@ -81,16 +81,6 @@ cpu_metrics! {
     enq_kick_idle: "Idle CPUs woken for a task queued in an LLC DSQ",
 }
 
-/// Reads one CPU's raw map value (bytes as the kernel returns them).
-pub fn parse_raw(raw: &[u8]) -> Option<bpf_intf::cadence_cpu_stats> {
-    if raw.len() < std::mem::size_of::<bpf_intf::cadence_cpu_stats>() {
-        return None;
-    }
-    // SAFETY: the length is checked above, the struct is plain u64s (any bit
-    // pattern is valid), and read_unaligned has no alignment requirement.
-    Some(unsafe { std::ptr::read_unaligned(raw.as_ptr().cast()) })
-}
-
 /// One line of counters, grouped as `--stats` prints them.
 pub fn format_counters(m: &CpuMetrics) -> String {
     format!(
@@ -141,7 +131,10 @@ mod tests {
     fn every_bpf_field_lands_in_its_named_counter() {
         let size = std::mem::size_of::<bpf_intf::cadence_cpu_stats>();
         assert_eq!(size, 8 * CpuMetrics::COUNTERS.len(), "a counter is missing");
-        let m = CpuMetrics::from_bpf(&parse_raw(&numbered_raw()).unwrap(), 7);
+        let m = CpuMetrics::from_bpf(
+            &bpf_intf::from_bytes::<bpf_intf::cadence_cpu_stats>(&numbered_raw()).unwrap(),
+            7,
+        );
         let json = serde_json::to_value(&m).unwrap();
         for (i, (name, _)) in CpuMetrics::COUNTERS.iter().enumerate() {
             assert_eq!(json[name], 1000 + i as u64, "{name}");
@@ -152,12 +145,12 @@ mod tests {
 
     #[test]
     fn short_map_value_is_refused() {
-        assert!(parse_raw(&[0u8; 8]).is_none());
+        assert!(bpf_intf::from_bytes::<bpf_intf::cadence_cpu_stats>(&[0u8; 8]).is_none());
     }
 
     #[test]
     fn add_sums_counters_and_keeps_the_oldest_generation() {
-        let raw = parse_raw(&numbered_raw()).unwrap();
+        let raw = bpf_intf::from_bytes::<bpf_intf::cadence_cpu_stats>(&numbered_raw()).unwrap();
         let mut a = CpuMetrics::from_bpf(&raw, 5);
         a.add(&CpuMetrics::from_bpf(&raw, 3));
         assert_eq!(a.select_prev_core, 2000);
@@ -167,7 +160,7 @@ mod tests {
 
     #[test]
     fn delta_counts_growth_and_restarts_from_zero() {
-        let raw = parse_raw(&numbered_raw()).unwrap();
+        let raw = bpf_intf::from_bytes::<bpf_intf::cadence_cpu_stats>(&numbered_raw()).unwrap();
         let before = CpuMetrics::from_bpf(&raw, 1);
         let mut after = before.clone();
         after.enq_llc += 7;

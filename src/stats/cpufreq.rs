@@ -174,15 +174,6 @@ impl CpufreqCounters {
     }
 }
 
-/// Reads one CPU's raw `cpu_cpufreq` value.
-pub fn parse_raw_cpufreq(raw: &[u8]) -> Option<bpf_intf::cadence_cpu_cpufreq> {
-    if raw.len() < std::mem::size_of::<bpf_intf::cadence_cpu_cpufreq>() {
-        return None;
-    }
-    // SAFETY: length checked; plain integers; read_unaligned needs no alignment.
-    Some(unsafe { std::ptr::read_unaligned(raw.as_ptr().cast()) })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

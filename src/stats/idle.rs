@@ -120,17 +120,6 @@ impl IdleCounters {
     }
 }
 
-/// Reads one CPU's raw idle_cpu value (bytes as the kernel returns them).
-pub fn parse_raw_idle(raw: &[u8]) -> Option<bpf_intf::cadence_idle_cpu> {
-    if raw.len() < std::mem::size_of::<bpf_intf::cadence_idle_cpu>() {
-        return None;
-    }
-    // SAFETY: the length is checked above, the struct is plain integers
-    // (any bit pattern is valid), and read_unaligned has no alignment
-    // requirement.
-    Some(unsafe { std::ptr::read_unaligned(raw.as_ptr().cast()) })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -21,11 +21,11 @@ use scx_stats::prelude::*;
 use scx_stats_derive::{Stats, stat_doc};
 use serde::{Deserialize, Serialize};
 
-pub use cpu::{CpuMetrics, parse_raw};
-pub use cpufreq::{CpufreqCounters, parse_raw_cpufreq};
-pub use idle::{IdleCounters, parse_raw_idle};
+pub use cpu::CpuMetrics;
+pub use cpufreq::CpufreqCounters;
+pub use idle::IdleCounters;
 pub use openmetrics::write_openmetrics;
-pub use util::{CpuUtil, parse_raw_util};
+pub use util::CpuUtil;
 
 #[stat_doc]
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, Stats)]

@@ -111,12 +111,3 @@ impl CpuUtil {
         )
     }
 }
-
-/// Reads one CPU's raw `cpu_util` value.
-pub fn parse_raw_util(raw: &[u8]) -> Option<bpf_intf::cadence_cpu_util> {
-    if raw.len() < std::mem::size_of::<bpf_intf::cadence_cpu_util>() {
-        return None;
-    }
-    // SAFETY: length checked; plain integers; read_unaligned needs no alignment.
-    Some(unsafe { std::ptr::read_unaligned(raw.as_ptr().cast()) })
-}
