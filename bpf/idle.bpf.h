@@ -115,12 +115,11 @@ static __always_inline u32 idle_acting(const struct cadence_policy *pol,
  * stood) and zeroes the recording's scores. True while recording.
  */
 static __always_inline bool idle_follow_record(struct cadence_idle_cpu *c,
-					       struct cadence_idle_table *t, u32 cpu)
+					       struct cadence_idle_table *t,
+					       const struct cadence_idle_ctl *ctl, u32 cpu)
 {
-	u32 zero = 0;
-	struct cadence_idle_ctl *ctl = bpf_map_lookup_elem(&idle_ctl, &zero);
 	struct cadence_idle_table_event *ev;
-	u64 gen = ctl ? READ_ONCE(ctl->record_gen) : 0;
+	u64 gen = READ_ONCE(ctl->record_gen);
 
 	if (c->record_gen == gen)
 		return gen & 1;
@@ -151,16 +150,16 @@ static __always_inline void idle_enter(u32 cpu, s32 kernel_state, u64 now)
 	struct cadence_policy pol;
 	struct cadence_idle_entry e;
 	u32 rand, zero = 0, acting;
-	struct cadence_idle_ctl *ctl;
+	struct cadence_idle_ctl *ctl = bpf_map_lookup_elem(&idle_ctl, &zero);
 
-	if (!s || !t || !c || !s->nr)
+	if (!s || !t || !c || !ctl || !s->nr)
 		return;
 	policy_snapshot(&pol);
 	if (pol.idle_predictor == CADENCE_IDLE_PREDICTOR_OFF)
 		return;
 	if (c->entry_ns)
 		c->lost_exits++;
-	idle_follow_record(c, t, cpu);
+	idle_follow_record(c, t, ctl, cpu);
 
 	rand = bpf_get_prandom_u32();
 	bpf_spin_lock(&t->lock);
@@ -170,8 +169,7 @@ static __always_inline void idle_enter(u32 cpu, s32 kernel_state, u64 now)
 
 	c->entry = e;
 	c->entry_ns = now;
-	ctl = bpf_map_lookup_elem(&idle_ctl, &zero);
-	acting = ctl && ctl->kernel_indices && kernel_state >= 0 && (u32)kernel_state < s->nr
+	acting = ctl->kernel_indices && kernel_state >= 0 && (u32)kernel_state < s->nr
 			 ? (u32)kernel_state
 			 : idle_acting(&pol, &e);
 	if (acting < CADENCE_IDLE_MAX_STATES) {
@@ -261,17 +259,6 @@ int BPF_PROG(cadence_sleep_length, ktime_t *delta_next, ktime_t ret)
 		sl->fresh = true;
 	}
 	return 0;
-}
-
-/* Where @cpu sits for placement: its state's exit latency (ns), or -1 if busy. */
-static __always_inline s64 idle_exit_latency(s32 cpu)
-{
-	u32 zero = 0;
-	struct cadence_idle_cpu *c = bpf_map_lookup_percpu_elem(&idle_cpu, &zero, cpu);
-
-	if (!c || !READ_ONCE(c->entry_ns))
-		return -1;
-	return c->exit_latency_ns;
 }
 
 #endif /* __CADENCE_IDLE_BPF_H */

@@ -72,9 +72,8 @@ impl IdleCounters {
             ..Default::default()
         };
         for c in cpus {
-            let mut other = c.clone();
-            for (sum, v) in t.counters_mut().into_iter().zip(other.counters_mut()) {
-                *sum = sum.wrapping_add(*v);
+            for (sum, v) in t.counters_mut().into_iter().zip(c.values()) {
+                *sum = sum.wrapping_add(v);
             }
             for (sum, v) in t.idle_scores.iter_mut().zip(&c.idle_scores) {
                 *sum = sum.wrapping_add(*v);
@@ -86,9 +85,8 @@ impl IdleCounters {
     /// Growth since @prev (from zero after a re-attach, as the others).
     pub fn delta(&self, prev: &Self) -> Self {
         let mut out = self.clone();
-        let mut p = prev.clone();
-        for (o, v) in out.counters_mut().into_iter().zip(p.counters_mut()) {
-            *o = o.checked_sub(*v).unwrap_or(*o);
+        for (o, v) in out.counters_mut().into_iter().zip(prev.values()) {
+            *o = o.checked_sub(v).unwrap_or(*o);
         }
         for (o, v) in out.idle_scores.iter_mut().zip(&prev.idle_scores) {
             *o = o.checked_sub(*v).unwrap_or(*o);
