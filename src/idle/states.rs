@@ -33,6 +33,19 @@ pub struct IdleState {
     pub disabled: bool,
 }
 
+#[cfg(test)]
+impl IdleState {
+    /// A state in one line, for the tests' expected tables.
+    pub fn new(name: &str, exit_latency_us: u32, target_residency_us: u32, disabled: bool) -> Self {
+        IdleState {
+            name: name.into(),
+            exit_latency_us,
+            target_residency_us,
+            disabled,
+        }
+    }
+}
+
 /// Where the table came from.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub enum StatesSource {

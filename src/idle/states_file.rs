@@ -107,15 +107,6 @@ pub fn parse(text: &str) -> Result<Vec<IdleState>> {
 mod tests {
     use super::*;
 
-    fn state(name: &str, lat: u32, res: u32, disabled: bool) -> IdleState {
-        IdleState {
-            name: name.into(),
-            exit_latency_us: lat,
-            target_residency_us: res,
-            disabled,
-        }
-    }
-
     fn refusal(text: &str) -> String {
         format!("{:#}", parse(text).unwrap_err())
     }
@@ -126,9 +117,9 @@ mod tests {
         assert_eq!(
             parse(text).unwrap(),
             vec![
-                state("POLL", 0, 0, false),
-                state("C1", 2, 2, false),
-                state("C1E", 10, 20, true),
+                IdleState::new("POLL", 0, 0, false),
+                IdleState::new("C1", 2, 2, false),
+                IdleState::new("C1E", 10, 20, true),
             ]
         );
     }
@@ -137,7 +128,7 @@ mod tests {
     fn latency_above_residency_is_accepted_as_the_kernel_ships_it() {
         // intel_idle.c byt_cstates: C1 1/1, C6N 300/275.
         let states = parse("C1 1 1\nC6N 300 275\n").unwrap();
-        assert_eq!(states[1], state("C6N", 300, 275, false));
+        assert_eq!(states[1], IdleState::new("C6N", 300, 275, false));
     }
 
     #[test]

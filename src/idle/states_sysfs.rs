@@ -121,23 +121,14 @@ mod tests {
             .join(name)
     }
 
-    fn state(name: &str, lat: u32, res: u32, disabled: bool) -> IdleState {
-        IdleState {
-            name: name.into(),
-            exit_latency_us: lat,
-            target_residency_us: res,
-            disabled,
-        }
-    }
-
     /// intel_idle.c skx_cstates behind poll_state.c's POLL, independent of
     /// the fixture's generator.
     fn skx(c6_disabled: bool) -> Vec<IdleState> {
         vec![
-            state("POLL", 0, 0, false),
-            state("C1", 2, 2, false),
-            state("C1E", 10, 20, false),
-            state("C6", 133, 600, c6_disabled),
+            IdleState::new("POLL", 0, 0, false),
+            IdleState::new("C1", 2, 2, false),
+            IdleState::new("C1E", 10, 20, false),
+            IdleState::new("C6", 133, 600, c6_disabled),
         ]
     }
 
@@ -224,7 +215,7 @@ mod tests {
                 governor: "unknown".into()
             }
         );
-        assert_eq!(s.cpus[&0], vec![state("C1", 1, 1, false)]);
+        assert_eq!(s.cpus[&0], vec![IdleState::new("C1", 1, 1, false)]);
         assert!(s.cpus[&1].is_empty());
         assert_eq!(s.notes.len(), 1, "{:?}", s.notes);
         assert!(
