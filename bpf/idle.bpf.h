@@ -151,12 +151,18 @@ static __always_inline void idle_enter(u32 cpu, s32 kernel_state, u64 now)
 	struct cadence_idle_entry e;
 	u32 rand, zero = 0, acting;
 	struct cadence_idle_ctl *ctl = bpf_map_lookup_elem(&idle_ctl, &zero);
+	bool kernel_known;
 
 	if (!s || !t || !c || !ctl || !s->nr)
 		return;
 	policy_snapshot(&pol);
-	if (pol.idle_predictor == CADENCE_IDLE_PREDICTOR_OFF)
+	kernel_known = ctl->kernel_indices && kernel_state >= 0 && (u32)kernel_state < s->nr;
+	if (pol.idle_predictor == CADENCE_IDLE_PREDICTOR_OFF) {
+		/* No prediction, but placement can still rank by the kernel's state. */
+		if (pol.idle_place != CADENCE_IDLE_PLACE_OFF && kernel_known)
+			place_note_idle_exit(cpu, s->exit_latency_ns[st(kernel_state)]);
 		return;
+	}
 	if (c->entry_ns)
 		c->lost_exits++;
 	idle_follow_record(c, t, ctl, cpu);
@@ -169,12 +175,11 @@ static __always_inline void idle_enter(u32 cpu, s32 kernel_state, u64 now)
 
 	c->entry = e;
 	c->entry_ns = now;
-	acting = ctl->kernel_indices && kernel_state >= 0 && (u32)kernel_state < s->nr
-			 ? (u32)kernel_state
-			 : idle_acting(&pol, &e);
+	acting = kernel_known ? (u32)kernel_state : idle_acting(&pol, &e);
 	if (acting < CADENCE_IDLE_MAX_STATES) {
-		c->exit_latency_ns = s->exit_latency_ns[acting];
 		WRITE_ONCE(c->state, acting);
+		if (pol.idle_place != CADENCE_IDLE_PLACE_OFF)
+			place_note_idle_exit(cpu, s->exit_latency_ns[st(acting)]);
 	}
 }
 
@@ -240,9 +245,10 @@ int BPF_PROG(cadence_cpu_idle, unsigned int state, unsigned int cpu_id)
 	u32 cpu = bpf_get_smp_processor_id();
 	u64 now = bpf_ktime_get_ns();
 
-	if (state == (u32)-1)
+	if (state == (u32)-1) {
+		place_note_idle_exit(cpu, 0);
 		idle_exit(cpu, now);
-	else
+	} else
 		idle_enter(cpu, state, now);
 	return 0;
 }

@@ -175,8 +175,6 @@ struct cadence_idle_cpu {
 	 */
 	s32 state;
 	u32 __pad;
-	/* That state's exit latency (ns), for placement. */
-	u64 exit_latency_ns;
 	/* Exits whose learning a loader write overtook (not written back). */
 	u64 overtaken;
 	/* The learner works on this copy, out of the table's lock. */

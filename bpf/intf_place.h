@@ -78,12 +78,21 @@ struct cadence_topo {
 	/* Each LLC: its first big core and how many. */
 	u32 llc_first_big[CADENCE_MAX_LLCS];
 	u32 llc_nr_big[CADENCE_MAX_LLCS];
+	/*
+	 * Live, not the loader's: each CPU's idle state's exit latency (ns),
+	 * written by the idle tracepoint (bpf/idle.bpf.h) at entry while
+	 * idle.place is on, 0 at exit. The kernel's state where its indices
+	 * are ours, else the learner's acting prediction. The loader writes
+	 * zeroes before attach.
+	 */
+	u32 idle_exit_ns[CADENCE_MAX_CPUS];
 };
 
 /*
  * One search's inputs: the CPUs that are idle and the CPUs the task may
  * use, a bit each, and the previous CPU; plus whether to spread (look for
- * whole idle cores first) or pack (the policy's idle_core_first off).
+ * whole idle cores first) or pack (the policy's idle_core_first off), and
+ * whether idle states break ties.
  */
 struct cadence_place_in {
 	u64 idle[CADENCE_CPU_WORDS];
@@ -96,7 +105,12 @@ struct cadence_place_in {
 	 * a crowded big core even though its own small core would be free.
 	 */
 	u32 leaving;
-	u32 __pad;
+	/*
+	 * 1: idle.place = shallow: among idle CPUs the order holds equal,
+	 * take the one with the smallest topo->idle_exit_ns (the first on a
+	 * tie); 0: the first.
+	 */
+	u32 shallow;
 };
 
 /* One test run: a search per input, over the `topo` map's machine. */

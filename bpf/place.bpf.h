@@ -43,6 +43,21 @@ struct {
 	__uint(max_entries, 1);
 } place_in SEC(".maps");
 
+/*
+ * The idle tracepoint's note of @cpu's idle state for idle.place: its exit
+ * latency, 0 when it wakes. Written only when it changes, so that CPUs
+ * that share the cache line are not disturbed for nothing.
+ */
+static __always_inline void place_note_idle_exit(u32 cpu, u64 exit_ns)
+{
+	struct cadence_topo *t;
+	u32 zero = 0, v = exit_ns > 0xffffffffULL ? 0xffffffff : (u32)exit_ns;
+
+	t = bpf_map_lookup_elem(&place_topo, &zero);
+	if (t && READ_ONCE(t->idle_exit_ns[cpu_index(cpu)]) != v)
+		WRITE_ONCE(t->idle_exit_ns[cpu_index(cpu)], v);
+}
+
 /* Claims a found CPU at most this often before giving up on the search. */
 #define CADENCE_PLACE_TRIES 3
 
@@ -159,6 +174,7 @@ static s32 pick_small_core(const struct cadence_policy *pol, struct task_struct 
 		goto out;
 	in->prev = prev_cpu;
 	in->spread = pol->idle_core_first;
+	in->shallow = pol->idle_place == CADENCE_IDLE_PLACE_SHALLOW;
 	leaving = prev_cpu >= 0 && scx_bpf_task_running(p);
 	in->leaving = leaving;
 	if (leaving)

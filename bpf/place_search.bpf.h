@@ -37,6 +37,20 @@
  * is, so steps 1-3 then find any idle CPU and the search degrades to
  * "previous CPU, then any idle CPU in the LLC".
  *
+ * With in->shallow (idle.place = shallow), idle states break the ties the
+ * order leaves: where it would take "the first" of several CPUs it holds
+ * equal, it takes the one whose idle state has the smallest exit latency
+ * (topo->idle_exit_ns), the first of those on a tie. That is: the thread
+ * within a small core; the big core at step 2 and the small core at step 3
+ * among those of the LLC that are not the previous CPU's; at step 3 the
+ * big core among those with as many idle threads; at step 4 the small core
+ * among those with as many idle threads that are not the preferred one;
+ * and the CPU at step 5. The order's own preferences stay: the previous
+ * CPU, its small core and its big core still win where they win without
+ * it. Waking the shallowest CPU leaves those in deep states asleep (with
+ * idle_core_first off, the powersave preset, that packs work onto the
+ * awake ones).
+ *
  * The helpers are global functions (__noinline, not static): the verifier
  * checks each once on its own, where inlined nested loops over big cores,
  * small cores and threads exceed its complexity limits. Global functions
@@ -57,9 +71,19 @@ static __always_inline bool pl_bit(const u64 *words, u32 cpu)
 	return (words[w] >> (cpu & 63)) & 1;
 }
 
-/* What a small core offers: idle threads the task may use, the first. */
+/* The exit latency of @cpu's idle state now (0: busy or not known). */
+static __always_inline u32 pl_exit_ns(const struct cadence_topo *t, s32 cpu)
+{
+	return t->idle_exit_ns[cpu_index(cpu)];
+}
+
+/*
+ * What a small core offers: idle threads the task may use, the first (the
+ * shallowest with in->shallow) and its exit latency.
+ */
 struct pl_small {
 	s32 first;
+	u32 exit_ns;
 	u32 idle;
 	/* Every thread of the small core is idle (usable or not). */
 	bool whole;
@@ -68,12 +92,13 @@ struct pl_small {
 __noinline int pl_small_scan(const struct cadence_topo *t, const struct cadence_place_in *in, u32 s,
 			     struct pl_small *out)
 {
-	u32 n, i, cpu;
+	u32 n, i, cpu, exit_ns;
 
 	if (!t || !in || !out)
 		return -1;
 	n = t->small_nr_cpus[cpu_index(s)];
 	out->first = -1;
+	out->exit_ns = 0;
 	out->idle = 0;
 	out->whole = true;
 	if (n > CADENCE_MAX_SMT)
@@ -87,18 +112,21 @@ __noinline int pl_small_scan(const struct cadence_topo *t, const struct cadence_
 		}
 		if (!pl_bit(in->allowed, cpu))
 			continue;
-		if (out->first < 0)
+		exit_ns = pl_exit_ns(t, cpu);
+		if (out->first < 0 || (in->shallow && exit_ns < out->exit_ns)) {
 			out->first = cpu;
+			out->exit_ns = exit_ns;
+		}
 		out->idle++;
 	}
 	return 0;
 }
 
-/* A CPU of big core @b if all of it is idle, else -1. */
+/* A CPU of big core @b (the shallowest) if all of it is idle, else -1. */
 __noinline s32 pl_idle_big(const struct cadence_topo *t, const struct cadence_place_in *in, u32 b)
 {
 	struct pl_small sc;
-	u32 first, n, i;
+	u32 first, n, i, best_exit = 0;
 	s32 cpu = -1;
 
 	if (!t || !in)
@@ -108,18 +136,55 @@ __noinline s32 pl_idle_big(const struct cadence_topo *t, const struct cadence_pl
 	bpf_for (i, 0, n) {
 		if (pl_small_scan(t, in, first + i, &sc) || !sc.whole)
 			return -1;
-		if (cpu < 0)
+		if (sc.first >= 0 && (cpu < 0 || (in->shallow && sc.exit_ns < best_exit))) {
 			cpu = sc.first;
+			best_exit = sc.exit_ns;
+		}
 	}
 	return cpu;
 }
 
-/* A CPU of a fully idle small core of big core @b, else -1. */
+/*
+ * Step 2 beyond the previous big core @skip: a CPU of a fully idle big
+ * core of the LLC's @nr_big from @first_big, the first such big core, or
+ * the shallowest CPU of all of them with in->shallow; else -1.
+ */
+__noinline s32 pl_idle_big_in_llc(const struct cadence_topo *t, const struct cadence_place_in *in,
+				  u32 first_big, u32 nr_big, u32 skip)
+{
+	u32 i, b, exit_ns, best_exit = 0;
+	s32 cpu, best = -1;
+
+	if (!t || !in)
+		return -1;
+	bpf_for (i, 0, nr_big) {
+		b = first_big + i;
+		if (b == skip)
+			continue;
+		cpu = pl_idle_big(t, in, b);
+		if (cpu < 0)
+			continue;
+		if (!in->shallow)
+			return cpu;
+		exit_ns = pl_exit_ns(t, cpu);
+		if (best < 0 || exit_ns < best_exit) {
+			best = cpu;
+			best_exit = exit_ns;
+		}
+	}
+	return best;
+}
+
+/*
+ * A CPU of a fully idle small core of big core @b, the first such small
+ * core's, or the shallowest of all of them with in->shallow; else -1.
+ */
 __noinline s32 pl_idle_small_in(const struct cadence_topo *t, const struct cadence_place_in *in,
 				u32 b)
 {
 	struct pl_small sc;
-	u32 first, n, i;
+	u32 first, n, i, best_exit = 0;
+	s32 cpu = -1;
 
 	if (!t || !in)
 		return -1;
@@ -128,10 +193,16 @@ __noinline s32 pl_idle_small_in(const struct cadence_topo *t, const struct caden
 	bpf_for (i, 0, n) {
 		if (pl_small_scan(t, in, first + i, &sc))
 			return -1;
-		if (sc.whole && sc.first >= 0)
+		if (!sc.whole || sc.first < 0)
+			continue;
+		if (!in->shallow)
 			return sc.first;
+		if (cpu < 0 || sc.exit_ns < best_exit) {
+			cpu = sc.first;
+			best_exit = sc.exit_ns;
+		}
 	}
-	return -1;
+	return cpu;
 }
 
 /*
@@ -159,6 +230,22 @@ __noinline u32 pl_big_idle(const struct cadence_topo *t, const struct cadence_pl
 	return idle;
 }
 
+/*
+ * With in->shallow: big core @b's step-3 CPU is in a shallower state than
+ * big core @than's (both have a fully idle small core).
+ */
+__noinline int pl_shallower_big(const struct cadence_topo *t, const struct cadence_place_in *in,
+				u32 b, u32 than)
+{
+	s32 cpu, than_cpu;
+
+	if (!t || !in || !in->shallow || b == than)
+		return 0;
+	cpu = pl_idle_small_in(t, in, b);
+	than_cpu = pl_idle_small_in(t, in, than);
+	return cpu >= 0 && than_cpu >= 0 && pl_exit_ns(t, cpu) < pl_exit_ns(t, than_cpu);
+}
+
 /* @cpu is idle and the task may use it. */
 static __always_inline bool pl_free(const struct cadence_place_in *in, s32 cpu)
 {
@@ -169,12 +256,13 @@ static __always_inline bool pl_free(const struct cadence_place_in *in, s32 cpu)
  * Step 4 within big core @b: the idle thread of the small core with the
  * most idle threads (@spread) or the fewest but one (!@spread); small core
  * @pref wins ties, and @prev is taken if it is an idle thread of the
- * chosen one. *@small gets the chosen small core.
+ * chosen one. *@small gets the chosen small core. With in->shallow, of
+ * small cores tied with neither being @pref, the shallower wins.
  */
 __noinline s32 pl_near_in(const struct cadence_topo *t, const struct cadence_place_in *in, u32 b,
 			  u32 pref, u32 *small)
 {
-	u32 first, n, i, s, best_idle = 0;
+	u32 first, n, i, s, best_idle = 0, best_exit = 0;
 	struct pl_small sc;
 	s32 best = -1;
 	bool better;
@@ -190,12 +278,14 @@ __noinline s32 pl_near_in(const struct cadence_topo *t, const struct cadence_pla
 		if (best < 0)
 			better = true;
 		else if (sc.idle == best_idle)
-			better = s == pref;
+			better = s == pref ||
+				 (in->shallow && *small != pref && sc.exit_ns < best_exit);
 		else
 			better = in->spread ? sc.idle > best_idle : sc.idle < best_idle;
 		if (better) {
 			best = sc.first;
 			best_idle = sc.idle;
+			best_exit = sc.exit_ns;
 			*small = s;
 		}
 	}
@@ -205,10 +295,36 @@ __noinline s32 pl_near_in(const struct cadence_topo *t, const struct cadence_pla
 	return best;
 }
 
-/* Any idle CPU the task may use, lowest id first, else -1. */
+/* The shallowest CPU of a word's @bits (CPUs @base..@base+63), else -1. */
+__noinline s32 pl_shallowest_of(const struct cadence_topo *t, u64 bits, u32 base)
+{
+	u32 k, exit_ns, best_exit = 0;
+	s32 cpu, best = -1;
+
+	if (!t)
+		return -1;
+	bpf_for (k, 0, 64) {
+		if (!bits)
+			break;
+		cpu = base + __builtin_ctzll(bits);
+		bits &= bits - 1;
+		exit_ns = pl_exit_ns(t, cpu);
+		if (best < 0 || exit_ns < best_exit) {
+			best = cpu;
+			best_exit = exit_ns;
+		}
+	}
+	return best;
+}
+
+/*
+ * Any idle CPU the task may use, lowest id first, or the shallowest
+ * (lowest id on a tie) with in->shallow; else -1.
+ */
 __noinline s32 pl_any(const struct cadence_topo *t, const struct cadence_place_in *in)
 {
-	u32 w, nr_words;
+	u32 w, nr_words, exit_ns, best_exit = 0;
+	s32 cpu, best = -1;
 	u64 bits;
 
 	if (!t || !in)
@@ -220,10 +336,20 @@ __noinline s32 pl_any(const struct cadence_topo *t, const struct cadence_place_i
 		barrier_var(w);
 		bits = in->idle[w & (CADENCE_CPU_WORDS - 1)] &
 		       in->allowed[w & (CADENCE_CPU_WORDS - 1)];
-		if (bits)
+		if (!bits)
+			continue;
+		if (!in->shallow)
 			return w * 64 + __builtin_ctzll(bits);
+		cpu = pl_shallowest_of(t, bits, w * 64);
+		if (cpu < 0)
+			continue;
+		exit_ns = pl_exit_ns(t, cpu);
+		if (best < 0 || exit_ns < best_exit) {
+			best = cpu;
+			best_exit = exit_ns;
+		}
 	}
-	return -1;
+	return best;
 }
 
 /*
@@ -261,13 +387,8 @@ __noinline s32 place_search(const struct cadence_topo *t, const struct cadence_p
 		cpu = pl_idle_big(t, in, prev_big);
 		if (cpu >= 0 && pl_free(in, in->prev))
 			cpu = in->prev;
-		bpf_for (i, 0, nr_big) {
-			if (cpu >= 0)
-				break;
-			b = first_big + i;
-			if (b != prev_big)
-				cpu = pl_idle_big(t, in, b);
-		}
+		if (cpu < 0)
+			cpu = pl_idle_big_in_llc(t, in, first_big, nr_big, prev_big);
 		if (cpu >= 0) {
 			*level = CADENCE_PLACE_IDLE_BIG;
 			return cpu;
@@ -279,7 +400,11 @@ __noinline s32 place_search(const struct cadence_topo *t, const struct cadence_p
 			best_idle = 0;
 		bpf_for (i, 0, nr_big) {
 			idle = pl_big_idle(t, in, first_big + i, &whole);
-			if (whole && (b == CADENCE_NO_GROUP || idle > best_idle)) {
+			if (!whole)
+				continue;
+			if (b == CADENCE_NO_GROUP || idle > best_idle ||
+			    (idle == best_idle && b != prev_big &&
+			     pl_shallower_big(t, in, first_big + i, b))) {
 				b = first_big + i;
 				best_idle = idle;
 			}

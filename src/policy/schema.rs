@@ -205,7 +205,7 @@ pub const FIELDS: &[Field] = &[
         kind: Kind::Choice {
             values: IdlePlace::words,
         },
-        doc: "shallow: among idle CPUs equally good for the placement search, wake the one in the shallowest state (observed, else predicted); off: ignore idle states. Not acting yet (issue 13): BPF reads it, placement does not use it",
+        doc: "shallow: among idle CPUs equally good for the placement search, wake the one in the shallowest state (observed, else predicted); off: ignore idle states. Acts with placement.order = small_core (docs/idle.md)",
     },
     Field {
         key: "idle.qos",

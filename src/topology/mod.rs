@@ -16,6 +16,8 @@ pub mod hierarchy;
 #[cfg(test)]
 mod hierarchy_tests;
 #[cfg(test)]
+mod place_shallow_tests;
+#[cfg(test)]
 mod place_tests;
 pub mod show;
 pub mod sysfs;

@@ -16,45 +16,72 @@ use crate::bpf_test_progs::{self, place as skel};
 
 use bpf_intf::cadence_place_level as L;
 
-const PREV_SMALL: L = bpf_intf::cadence_place_level_CADENCE_PLACE_PREV_SMALL;
-const IDLE_BIG: L = bpf_intf::cadence_place_level_CADENCE_PLACE_IDLE_BIG;
-const IDLE_SMALL: L = bpf_intf::cadence_place_level_CADENCE_PLACE_IDLE_SMALL;
-const NEAR_SMALL: L = bpf_intf::cadence_place_level_CADENCE_PLACE_NEAR_SMALL;
-const NEAR_BIG: L = bpf_intf::cadence_place_level_CADENCE_PLACE_NEAR_BIG;
-const NEAR_LLC: L = bpf_intf::cadence_place_level_CADENCE_PLACE_NEAR_LLC;
-const ANY: L = bpf_intf::cadence_place_level_CADENCE_PLACE_ANY;
-const BUSY: L = bpf_intf::cadence_place_level_CADENCE_PLACE_BUSY;
+pub(super) const PREV_SMALL: L = bpf_intf::cadence_place_level_CADENCE_PLACE_PREV_SMALL;
+pub(super) const IDLE_BIG: L = bpf_intf::cadence_place_level_CADENCE_PLACE_IDLE_BIG;
+pub(super) const IDLE_SMALL: L = bpf_intf::cadence_place_level_CADENCE_PLACE_IDLE_SMALL;
+pub(super) const NEAR_SMALL: L = bpf_intf::cadence_place_level_CADENCE_PLACE_NEAR_SMALL;
+pub(super) const NEAR_BIG: L = bpf_intf::cadence_place_level_CADENCE_PLACE_NEAR_BIG;
+pub(super) const NEAR_LLC: L = bpf_intf::cadence_place_level_CADENCE_PLACE_NEAR_LLC;
+pub(super) const ANY: L = bpf_intf::cadence_place_level_CADENCE_PLACE_ANY;
+pub(super) const BUSY: L = bpf_intf::cadence_place_level_CADENCE_PLACE_BUSY;
 
 /// The search loaded with one machine.
-struct Search {
+pub(super) struct Search {
     skel: skel::PlaceTestSkel<'static>,
-    nr_cpus: u32,
+    table: Box<bpf_intf::cadence_topo>,
+    /// The inputs' `shallow`: idle states break ties (idle.place).
+    shallow: bool,
 }
 
 impl Search {
     /// None: skipped, this process may not load BPF (bpf_test_progs).
-    fn new(h: &Hierarchy) -> Option<Search> {
+    pub(super) fn new(h: &Hierarchy) -> Option<Search> {
         let skel = bpf_test_progs::load(skel::PlaceTestSkelBuilder::default())?;
-        let t = table::build(h).unwrap();
-        skel.maps
-            .place_topo
-            .update(&0u32.to_ne_bytes(), as_bytes(&*t), MapFlags::ANY)
-            .expect("writing the place_topo map");
-        Some(Search {
+        let s = Search {
             skel,
-            nr_cpus: t.nr_cpus,
-        })
+            table: table::build(h).unwrap(),
+            shallow: false,
+        };
+        s.write_table();
+        Some(s)
+    }
+
+    fn write_table(&self) {
+        self.skel
+            .maps
+            .place_topo
+            .update(&0u32.to_ne_bytes(), as_bytes(&*self.table), MapFlags::ANY)
+            .expect("writing the place_topo map");
+    }
+
+    /// With idle.place = shallow, each CPU of @exit_ns in an idle state of
+    /// that exit latency (ns), the others at 0 (as the tracepoint leaves a
+    /// CPU whose state is not known).
+    pub(super) fn shallow(mut self, exit_ns: &[(u32, u32)]) -> Search {
+        self.table.idle_exit_ns.fill(0);
+        for &(cpu, ns) in exit_ns {
+            self.table.idle_exit_ns[cpu as usize] = ns;
+        }
+        self.shallow = true;
+        self.write_table();
+        self
     }
 
     /// Searches for a task last on @prev, the CPUs in @busy not idle, the
     /// task allowed on @allowed (None: everywhere).
-    fn run(&self, prev: i32, busy: &[u32], allowed: Option<&[u32]>, spread: bool) -> (i32, L) {
+    pub(super) fn run(
+        &self,
+        prev: i32,
+        busy: &[u32],
+        allowed: Option<&[u32]>,
+        spread: bool,
+    ) -> (i32, L) {
         self.run_task(prev, busy, allowed, spread, false)
     }
 
     /// As run(); @leaving: the task still runs on @prev (which the caller
     /// then counts idle: leave it out of @busy).
-    fn run_task(
+    pub(super) fn run_task(
         &self,
         prev: i32,
         busy: &[u32],
@@ -65,7 +92,7 @@ impl Search {
         // SAFETY: plain-data struct from bindgen; all zeroes is valid.
         let mut ctx: bpf_intf::cadence_place_test = unsafe { std::mem::zeroed() };
         let busy: BTreeSet<u32> = busy.iter().copied().collect();
-        for cpu in 0..self.nr_cpus {
+        for cpu in 0..self.table.nr_cpus {
             let bit = 1u64 << (cpu % 64);
             if !busy.contains(&cpu) {
                 ctx.in_.idle[(cpu / 64) as usize] |= bit;
@@ -77,6 +104,7 @@ impl Search {
         ctx.in_.prev = prev;
         ctx.in_.spread = spread as u32;
         ctx.in_.leaving = leaving as u32;
+        ctx.in_.shallow = self.shallow as u32;
         let input = bpf_intf::test_run_input(&mut ctx);
         self.skel
             .progs
@@ -88,12 +116,12 @@ impl Search {
     }
 }
 
-fn online(n: u32) -> BTreeSet<u32> {
+pub(super) fn online(n: u32) -> BTreeSet<u32> {
     (0..n).collect()
 }
 
 /// Two POWER9-like big cores (interleaved SMT4 halves) sharing one LLC.
-fn two_big_cores() -> Hierarchy {
+pub(super) fn two_big_cores() -> Hierarchy {
     let text = "small 0,2,4,6\nsmall 1,3,5,7\nsmall 8,10,12,14\nsmall 9,11,13,15\n\
                 big 0-7\nbig 8-15\nllc 0-15\n";
     file::parse(text, &online(16)).unwrap()

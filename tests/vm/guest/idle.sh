@@ -29,3 +29,13 @@ case_idle_learns_from_a_state_file() {
 	[ "$(sched_state)" = enabled ] || fail "the scheduler detached" || return 1
 	stop_sched
 }
+
+# idle.place = shallow: the placement search's input, each CPU's idle
+# state's exit latency, follows the CPUs live and stops with idle.place off.
+case_idle_place_sees_each_cpu_state() {
+	start_sched "$VM_OUT/idle_place.sched.log" --idle-states "$IDLE_STATES" || return 1
+	taskset -c 0,2 python3 "$GUEST/idle_place.py" "$PIN_DIR" "$SCHED" ||
+		fail "placement does not see the idle states (see above)" || return 1
+	[ "$(sched_state)" = enabled ] || fail "the scheduler detached" || return 1
+	stop_sched
+}
