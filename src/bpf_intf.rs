@@ -24,6 +24,16 @@ pub fn from_bytes<T: Copy>(raw: &[u8]) -> Option<T> {
     Some(unsafe { std::ptr::read_unaligned(raw.as_ptr().cast()) })
 }
 
+/// Every possible CPU's copy of the one element of the per-CPU array @map
+/// (named @name in errors), as raw bytes for from_bytes().
+pub fn percpu_values(map: &impl libbpf_rs::MapCore, name: &str) -> anyhow::Result<Vec<Vec<u8>>> {
+    use anyhow::Context;
+    Ok(map
+        .lookup_percpu(&0u32.to_ne_bytes(), libbpf_rs::MapFlags::ANY)
+        .with_context(|| format!("reading {name}"))?
+        .unwrap_or_default())
+}
+
 /// A syscall test program's input: @ctx as its context, which the kernel
 /// copies in and, when the program returns, back out (BPF_PROG_TEST_RUN).
 pub fn test_run_input<T: Copy>(ctx: &mut T) -> libbpf_rs::ProgramInput<'_> {

@@ -216,7 +216,7 @@ impl<'a> Scheduler<'a> {
         name: &str,
         make: impl Fn(usize, &T) -> R,
     ) -> Result<BTreeMap<u32, R>> {
-        let values = read_percpu(map, name)?;
+        let values = bpf_intf::percpu_values(map, name)?;
         Ok(self
             .llcs
             .cpu_llc
@@ -230,7 +230,7 @@ impl<'a> Scheduler<'a> {
 
     /// Each online CPU's counters and policy generation.
     fn cpu_metrics(&self) -> Result<BTreeMap<u32, CpuMetrics>> {
-        let copies = read_percpu(&self.skel.maps.policy_cpu, "policy_cpu")?;
+        let copies = bpf_intf::percpu_values(&self.skel.maps.policy_cpu, "policy_cpu")?;
         self.per_cpu(&self.skel.maps.cpu_stats, "cpu_stats", |cpu, raw| {
             CpuMetrics::from_bpf(raw, copy_generation(copies.get(cpu)))
         })
@@ -343,14 +343,6 @@ impl<'a> Scheduler<'a> {
 }
 
 /// The generation held in one CPU's raw `policy_cpu` value (0 if unreadable).
-/// Every CPU's copy of the one element of the per-CPU array @map.
-fn read_percpu(map: &impl MapCore, name: &str) -> Result<Vec<Vec<u8>>> {
-    Ok(map
-        .lookup_percpu(&0u32.to_ne_bytes(), MapFlags::ANY)
-        .with_context(|| format!("reading {name}"))?
-        .unwrap_or_default())
-}
-
 fn copy_generation(raw: Option<&Vec<u8>>) -> u64 {
     let off = std::mem::offset_of!(bpf_intf::cadence_policy_cpu, generation);
     raw.and_then(|r| r.get(off..off + 8))

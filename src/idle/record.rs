@@ -82,11 +82,7 @@ impl Maps {
 
     /// Every possible CPU's idle_cpu value (None where unreadable).
     fn cpus(&self) -> Result<Vec<Option<bpf_intf::cadence_idle_cpu>>> {
-        let raw = self
-            .cpu
-            .lookup_percpu(&0u32.to_ne_bytes(), MapFlags::ANY)
-            .context("reading idle_cpu")?
-            .unwrap_or_default();
+        let raw = bpf_intf::percpu_values(&self.cpu, "idle_cpu")?;
         Ok(raw.iter().map(|r| bpf_intf::from_bytes(r)).collect())
     }
 
