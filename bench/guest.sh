@@ -20,14 +20,10 @@ nproc=$(nproc)
 record() { echo "$round,$name,$1,$2" >>"$raw"; }
 
 # Per-callback BPF cost of the attached scheduler: run_time_ns and run_cnt of
-# each struct_ops program (kernel.bpf_stats_enabled=1 makes the kernel count).
+# each struct_ops program and of the tracing programs beside them (the idle
+# learner's tp_btf/cpu_idle); kernel.bpf_stats_enabled=1 makes the kernel count.
 bpf_cost() {
-	bpftool -j prog show | python3 -c '
-import json, sys
-for p in json.load(sys.stdin):
-    if p.get("type") == "struct_ops" and p.get("run_cnt"):
-        print("%s,%s,%d,%d" % (sys.argv[1], p["name"], p["run_time_ns"], p["run_cnt"]))
-' "$name" >>"$bpf"
+	bpftool -j prog show | python3 "$VM_ROOT/bench/bpf_cost.py" "$name" >>"$bpf"
 }
 
 sysctl -qw kernel.bpf_stats_enabled=1
