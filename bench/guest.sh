@@ -33,6 +33,11 @@ for round in $(seq "$rounds"); do
 		spec=${scheds[$(((i + round) % n))]}
 		name=${spec%%=*}
 		cmd=${spec#*=}
+		# The guest has no cpuidle driver: the Intel table from a file turns
+		# the idle learner (tp_btf/cpu_idle) on, as cpuidle would, so its
+		# cost is in the table beside update_idle's. (Here, not in run.sh:
+		# boot.sh hands the guest its command as one line, split on spaces.)
+		[ "$name" = scx_cadence ] && cmd="$cmd --idle-states $VM_ROOT/docs/idle-states/intel-skylake-sp.txt"
 		pid=""
 		if [ "$name" != eevdf ]; then
 			$cmd >"$VM_OUT/$name.$round.log" 2>&1 &

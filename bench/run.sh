@@ -32,13 +32,9 @@ fi
 cpus=4
 out=$ROOT/bench/out/$(date +%Y%m%d-%H%M%S)
 mkdir -p "$out"
-# The TCG guest has no cpuidle driver: the Intel table from a file turns the
-# idle learner (tp_btf/cpu_idle) on, as a machine with cpuidle would, so its
-# cost per callback is in the table beside update_idle's.
-states=$ROOT/docs/idle-states/intel-skylake-sp.txt
 "$ROOT/tests/vm/boot.sh" --cpus $cpus --memory 2G --out "$out" -- \
 	bash "$ROOT/bench/guest.sh" "$rounds" eevdf \
-	"scx_cadence=$ROOT/target/release/scx_cadence --idle-states $states" \
+	"scx_cadence=$ROOT/target/release/scx_cadence" \
 	"scx_cadence_base=$base/target/release/scx_cadence" \
 	"scx_bpfland=$bpfland"
 
