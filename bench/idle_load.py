@@ -29,17 +29,19 @@ import sys
 import time
 import traceback
 
-# schbench's defaults are a 30 ms worker run and message sleep on real
-# hardware; under QEMU TCG (about 10-100x slower) a few hundred us of
-# request and 2 ms between rounds keep a round short enough that a 3 s
-# recording sees hundreds of them.
+# The 2016 schbench.c defaults to 2 message threads of 16 workers, each
+# worker thinking 10 ms (-c) and the messenger sleeping 10 ms (-s). Under
+# QEMU TCG on one host thread, with 4 vCPUs, 2 x 2 workers, 200 us of
+# request and 2 ms between rounds keep CPUs idle between rounds and give a
+# 3 s recording thousands of idle periods.
 MESSENGERS = 2
 WORKERS = 2
 THINK_US = 200
 WAKEUP_SLEEP_US = 2000
 # ebizzy's -i 10000: 10 ms between searches (the seed's runs).
 SLEEPY_INTERVAL_US = 10000
-# One search: a find over 256 KiB, about a millisecond under TCG.
+# One search, ebizzy's work between sleeps: a find over 256 KiB of random
+# bytes, a short burst of CPU and memory work.
 SEARCH_BYTES = 256 * 1024
 # Client/server pairs: 2 keep half of the VM's 4 CPUs idle between
 # messages, as seed 003's 4 clients left most of a POWER9 idle; 4 pairs
@@ -91,7 +93,8 @@ def messenger(deadline):
         for _, done_r in pipes:
             os.read(done_r, 1)
         time.sleep(WAKEUP_SLEEP_US / 1e6)
-    reap()
+    if reap():
+        raise RuntimeError("a worker failed")
 
 
 def wakeup(deadline):
@@ -143,11 +146,14 @@ def pingpong(deadline):
 
 
 def reap():
+    """Waits for every child; returns how many failed."""
+    failed = 0
     try:
         while True:
-            os.wait()
+            _pid, status = os.wait()
+            failed += status != 0
     except ChildProcessError:
-        pass
+        return failed
 
 
 LOADS = {"wakeup": wakeup, "sleepy": sleepy, "pingpong": pingpong}
@@ -161,7 +167,9 @@ def main():
     except ValueError:
         sys.exit(f"idle_load.py: '{sys.argv[2]}' is not a number of seconds")
     LOADS[sys.argv[1]](time.monotonic() + seconds)
-    reap()
+    failed = reap()
+    if failed:
+        sys.exit(f"idle_load.py: {failed} of the {sys.argv[1]} processes failed")
 
 
 if __name__ == "__main__":

@@ -55,10 +55,11 @@ US = 1000
 PERIODIC = [35, 300, 1500, 15000]
 
 # bimodal: each period independently short or long, with a share of short
-# ones per CPU: a wake-up from a busy peer or from a far-off event. Each
-# pair straddles the deep states of one table: C1 vs C6 (Intel), snooze vs
-# stop4/stop5 (POWER9). Independent draws have no pattern to learn: the best
-# any predictor can do is the more common mode (max(p, 1 - p)).
+# ones per CPU: a wake-up from a busy peer or from a far-off event. The two
+# modes of each pair are different states in both tables: C1 / C6 and
+# snooze / stop2; C1 / C6 and snooze / stop4; C1E / C6 and stop0 / stop5;
+# C1 / C1E and snooze / stop2. Independent draws have no pattern to learn:
+# the best any predictor can do is the more common mode (max(p, 1 - p)).
 BIMODAL = [(5, 1500, 0.5), (5, 15000, 0.7), (35, 40000, 0.3), (5, 300, 0.9)]
 
 # changing: the first half one pattern, the second another, per CPU; tests
