@@ -34,7 +34,7 @@ load() {
 		# 2 groups of 20 senders and 20 receivers over sockets, in short
 		# runs until the time is up (one run is well under a second here).
 		while [ $SECONDS -lt $end ]; do
-			hackbench -g 2 -l 50 >/dev/null
+			hackbench -g 2 -l 50 >/dev/null || return 1
 		done
 		;;
 	*) python3 "$VM_ROOT/bench/idle_load.py" "$1" "$2" ;;
@@ -69,7 +69,10 @@ for phase in learner off; do
 	[ $phase = off ] && args+=(--set idle.predictor=off)
 	start_sched "$VM_OUT/$phase.sched.log" "${args[@]}" || exit 1
 	for l in $LOADS; do
-		load "$l" "$seconds"
+		load "$l" "$seconds" || {
+			fail "the $l load failed under $phase"
+			status=1
+		}
 	done
 	bpftool -j prog show | python3 "$VM_ROOT/bench/bpf_cost.py" "$phase" >>"$bpf"
 	stop_sched || status=1
