@@ -59,7 +59,10 @@ def main(raw_path, bpf_path):
     if not cost:
         return
     print()
-    print("Mean BPF cost per callback (ns, run_time_ns / run_cnt, all rounds):")
+    # The struct_ops callbacks and the tracing programs beside them
+    # (scx_cadence's idle learner, tp_btf/cpu_idle: cadence_cpu_idle).
+    print("Mean BPF cost per callback (ns, run_time_ns / run_cnt, all rounds; struct_ops")
+    print("callbacks and tracing programs such as the idle learner's cadence_cpu_idle):")
     print()
     print("| scheduler | callback | calls | ns/call |")
     print("|---|---|---|---|")

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# The idle-prediction bench (issue 13, "How it is measured"): how often teo
+# and seed 003's weighted predictor pick the right idle state, as the seed
+# scores it, on
+#   - synthetic traces (bench/idle_traces.py: periodic, bimodal, a pattern
+#     that changes half way), made here, deterministic;
+#   - traces recorded in one VM boot under the seed's kinds of load
+#     (bench/idle_guest.sh: schbench-like, hackbench, sleeping-ebizzy-like,
+#     pgbench-like), with the Intel state table from a file;
+# each replayed (`scx_cadence idle replay`, the BPF learner through
+# BPF_PROG_TEST_RUN, here on the host) with the Intel and the POWER9 tables,
+# for teo, weighted (the balanced policy: random pick) and weighted with the
+# heaviest pick. The VM part also measures the learner's BPF cost per
+# callback. Writes bench/results/<date>-<commit>-idle.md with seed 003's
+# own figures beside and a verdict per target of the issue.
+#   bench/idle.sh [SECONDS]    (per recording; default 3)
+# Needs root on the host for the replays. No assertions: it prints numbers.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+CACHE=${SCX_CADENCE_CACHE:-$ROOT/.cache}
+seconds=${1:-3}
+# shellcheck source=bench/lib.sh
+. "$ROOT/bench/lib.sh"
+check_count "bench/idle.sh" "$seconds"
+bench_setup
+sched=$ROOT/target/release/scx_cadence
+
+out=$ROOT/bench/out/idle-$(date +%Y%m%d-%H%M%S)
+mkdir -p "$out/replay"
+declare -A tables=(
+	[intel]=$ROOT/docs/idle-states/intel-skylake-sp.txt
+	[power9]=$ROOT/docs/idle-states/power9.txt
+)
+
+python3 "$ROOT/bench/idle_traces.py" "$out"
+"$ROOT/tests/vm/boot.sh" --cpus 4 --memory 2G --out "$out" -- \
+	bash "$ROOT/bench/idle_guest.sh" "$seconds" "${tables[intel]}"
+
+# The balanced policy's knobs with the heaviest pick instead of random.
+printf '[idle]\npick = "heaviest"\n' >"$out/heaviest.toml"
+for trace in periodic bimodal changing wakeup hackbench sleepy pingpong; do
+	for table in intel power9; do
+		for pick in random heaviest; do
+			policy=balanced
+			[ $pick = heaviest ] && policy=$out/heaviest.toml
+			"$sched" idle replay "$out/$trace.trace" --idle-states "${tables[$table]}" \
+				--policy "$policy" --format json >"$out/replay/$trace.$table.$pick.json"
+		done
+	done
+done
+
+date=$(date +%Y-%m-%d)
+commit=$(git -C "$ROOT" rev-parse --short HEAD)
+result=$ROOT/bench/results/$date-$commit-idle.md
+{
+	echo "# Idle-state prediction: teo and weighted, $date"
+	echo
+	echo "Commit $commit. Each trace replayed through the BPF learner (\`scx_cadence idle replay\`)"
+	echo "with each state table (docs/idle-states/), balanced's [idle] knobs (learning_rate 10,"
+	echo "aging every 64 row updates)."
+	echo
+	echo "- Synthetic traces: bench/idle_traces.py, 4 CPUs x 4000 periods each, seeded."
+	echo "- Recorded traces: one boot of QEMU TCG on one host thread, 4 vCPUs, Debian kernel"
+	echo "  $SCX_CADENCE_KERNEL_VERSION, no cpuidle driver, scx_cadence with the Intel table from a file;"
+	echo "  ${seconds} s per load. Replayed with the Intel table, each CPU starts from the table it had"
+	echo "  learned when the recording began; with POWER9's (7 states, not 4) it starts fresh."
+	echo
+	python3 -B "$ROOT/bench/summarize_idle.py" "$out"
+} >"$result"
+cat "$result"
+echo "bench: written to $result"

@@ -1,0 +1,144 @@
+#!/usr/bin/env python3
+"""Writes the synthetic idle traces of bench/idle.sh in the format
+`scx_cadence idle replay` reads (docs/idle.md, src/idle/trace.rs): one
+`{"period": ...}` JSON line per idle period, no table record, so every CPU
+starts from a fresh table. Deterministic: one seeded generator per trace.
+
+    idle_traces.py DIR        writes DIR/periodic.trace, bimodal.trace, changing.trace
+
+The durations are chosen against the two state tables the bench replays
+with (docs/idle-states/), target residencies:
+  Intel Skylake-SP: POLL 0, C1 2 us, C1E 20 us, C6 600 us
+  POWER9:           snooze 0, stop0_lite 10 us, stop0 20, stop1 50,
+                    stop2 100, stop4 10000, stop5 20000
+Each duration below says which state is ideal for it in each table (the
+deepest whose residency it lasts); none sits within its jitter of a
+residency, so the ideal of a mode never flips with the noise.
+
+Every period has sleep_length_ns = ENDLESS (no timer known: a non-timer
+wake-up, teo's intercepts, the case seed 003 is about; it is also what the
+VM's recordings hold, where no cpuidle governor asks for a sleep length),
+kernel_state -1 (no cpuidle driver), and a random u32 for the weighted
+pick, from the trace's own generator.
+"""
+
+import json
+import os
+import random
+import sys
+
+# src/idle/reference.rs ENDLESS: i64::MAX, "nobody asked".
+ENDLESS = 2**63 - 1
+# Periods per CPU: enough for teo's bins (decay 7/8 a period) and the
+# weights (learning rate 10%, aging every 64 row updates) to settle many
+# times over, and for a changing pattern to leave 2000 periods after it.
+PERIODS = 4000
+# Each duration is drawn within +-10% of its mode: real periods jitter, and
+# +-10% keeps every mode below clear of the residencies above.
+JITTER = 0.10
+# Busy time between two idle periods; the predictors ignore it, it only
+# moves start_ns forward.
+BUSY_NS = 50_000
+US = 1000
+
+# Modes (us) and their ideal state, Intel / POWER9:
+#   5      C1    / snooze      (2 < 5 < 10)
+#   35     C1E   / stop0       (20 < 35 < 50)
+#   300    C1E   / stop2       (100 < 300 < 600)
+#   1500   C6    / stop2       (600 < 1500 < 10000)
+#   15000  C6    / stop4       (10000 < 15000 < 20000)
+#   40000  C6    / stop5       (20000 < 40000)
+
+# periodic: each CPU one mode for the whole trace, a fixed sleep interval
+# such as a timer-driven poller's; the easy case, where any predictor that
+# learns at all is right nearly always.
+PERIODIC = [35, 300, 1500, 15000]
+
+# bimodal: each period independently short or long, with a share of short
+# ones per CPU: a wake-up from a busy peer or from a far-off event. The two
+# modes of each pair are different states in both tables: C1 / C6 and
+# snooze / stop2; C1 / C6 and snooze / stop4; C1E / C6 and stop0 / stop5;
+# C1 / C1E and snooze / stop2. Independent draws have no pattern to learn:
+# the best any predictor can do is the more common mode (max(p, 1 - p)).
+BIMODAL = [(5, 1500, 0.5), (5, 15000, 0.7), (35, 40000, 0.3), (5, 300, 0.9)]
+
+# changing: the first half one pattern, the second another, per CPU; tests
+# how fast each predictor unlearns (teo's bins decay by 7/8 a period, the
+# weights need aging, seed 003's missing piece).
+#   CPU 0: long (C6 / stop4) then short (C1 / snooze)
+#   CPU 1: short then long, the other way round
+#   CPU 2: bimodal 70% short then 30% short (the majority flips)
+#   CPU 3: C1E / stop2 then C6 / stop5
+CHANGING = [
+    ((15000, 15000, 1.0), (5, 5, 1.0)),
+    ((5, 5, 1.0), (1500, 1500, 1.0)),
+    ((5, 15000, 0.7), (5, 15000, 0.3)),
+    ((300, 300, 1.0), (40000, 40000, 1.0)),
+]
+
+
+def duration_ns(rng, us):
+    return int(us * US * rng.uniform(1 - JITTER, 1 + JITTER))
+
+
+def mode_of(rng, short, long, p_short):
+    """Short with probability @p_short, else long (us)."""
+    return short if rng.random() < p_short else long
+
+
+def periods(rng, cpu, mode):
+    """One CPU's period records; mode(rng, i) gives period i's mode in us."""
+    start = 1_000_000 * (cpu + 1)
+    for i in range(PERIODS):
+        d = duration_ns(rng, mode(rng, i))
+        yield {
+            "period": {
+                "cpu": cpu,
+                "start_ns": start,
+                "duration_ns": d,
+                "sleep_length_ns": ENDLESS,
+                "kernel_state": -1,
+                "rand": rng.getrandbits(32),
+            }
+        }
+        start += d + BUSY_NS
+
+
+def generate(seed, modes):
+    """Every CPU's periods, CPU after CPU, from one generator seeded @seed."""
+    rng = random.Random(seed)
+    for cpu, mode in enumerate(modes):
+        yield from periods(rng, cpu, mode)
+
+
+def traces():
+    """(name, records) of each trace; one seed per trace, so that changing
+    one trace leaves the others as they were."""
+    yield "periodic", generate(1, [lambda rng, i, m=m: m for m in PERIODIC])
+    yield "bimodal", generate(2, [lambda rng, i, b=b: mode_of(rng, *b) for b in BIMODAL])
+    half = PERIODS // 2
+    yield "changing", generate(
+        3,
+        [
+            lambda rng, i, c=c: mode_of(rng, *(c[0] if i < half else c[1]))
+            for c in CHANGING
+        ],
+    )
+
+
+def main(out_dir):
+    os.makedirs(out_dir, exist_ok=True)
+    for name, records in traces():
+        path = os.path.join(out_dir, f"{name}.trace")
+        n = 0
+        with open(path, "w") as f:
+            for r in records:
+                f.write(json.dumps(r, separators=(",", ":")) + "\n")
+                n += 1
+        print(f"{path}: {n} periods on {len(PERIODIC)} CPUs")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit("usage: idle_traces.py DIR")
+    main(sys.argv[1])
