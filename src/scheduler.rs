@@ -29,7 +29,6 @@ use crate::idle::states::IdleStates;
 use crate::instance::{InstanceLock, LOCK_FILE};
 use crate::pins::Pins;
 use crate::policy::Live;
-use crate::policy::{IdlePredictor, IdleQos};
 use crate::stats::{self, CpuMetrics, CpuUtil, CpufreqCounters, IdleCounters, Metrics};
 use crate::topology::{self, LlcMap};
 
@@ -311,7 +310,7 @@ impl<'a> Scheduler<'a> {
     fn qos_tick(&mut self, live: &Live) {
         let idle = &live.current().policy.idle;
         let learning = self.idle_states.cpus.values().any(|s| !s.is_empty());
-        let on = idle.qos == IdleQos::Learned && idle.predictor != IdlePredictor::Off && learning;
+        let on = qos_live::wanted(idle.qos, idle.predictor, learning);
         let map = &self.skel.maps.idle_table;
         let states = &self.idle_states;
         self.qos.tick(on, Instant::now(), |cpu| {

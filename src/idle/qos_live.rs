@@ -14,6 +14,14 @@ use log::{info, warn};
 
 use super::qos::{MIN_INTERVAL, QosLimits};
 use super::qos_rule;
+use crate::policy::{IdlePredictor, IdleQos};
+
+/// Whether the limits act: idle.qos = learned, a predictor on (with
+/// idle.predictor = off nothing learns and the tables are stale) and
+/// @learning (the learner has states to learn for).
+pub fn wanted(qos: IdleQos, predictor: IdlePredictor, learning: bool) -> bool {
+    qos == IdleQos::Learned && predictor != IdlePredictor::Off && learning
+}
 
 /// Puts back what a killed run left saved in @run_dir (a no-op when
 /// nothing is), whatever the policy: call it at start, holding the
@@ -161,6 +169,16 @@ mod tests {
     /// The rule's limits: CPU 0 11 us, CPU 1 none, CPU 2 3 us.
     fn rule(cpu: u32) -> Result<Option<u32>> {
         Ok([Some(11), None, Some(3)][cpu as usize])
+    }
+
+    #[test]
+    fn only_learned_with_a_predictor_and_states_acts() {
+        use IdlePredictor::*;
+        assert!(wanted(IdleQos::Learned, Teo, true));
+        assert!(wanted(IdleQos::Learned, Weighted, true));
+        assert!(!wanted(IdleQos::Learned, Off, true));
+        assert!(!wanted(IdleQos::Learned, Weighted, false));
+        assert!(!wanted(IdleQos::Off, Weighted, true));
     }
 
     #[test]

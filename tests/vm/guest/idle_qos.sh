@@ -141,3 +141,45 @@ case_idle_qos_hot_swap() {
 	stop_sched || fail "scx_cadence exited $? on SIGINT" || return 1
 	python3 "$GUEST/qos_files.py" --expect-original "$orig" || fail "SIGINT did not restore"
 }
+
+# The kernel ends the scheduler (SysRq-S): the loader exits and restores.
+case_idle_qos_kernel_exit_restores() {
+	local orig=$VM_OUT/qos_sysrq.orig.json sleeper
+	qos_originals "$orig"
+	start_sched "$VM_OUT/qos_sysrq.sched.log" --idle-states "$QOS_STATES" --policy powersave || return 1
+	sleeper=$(qos_sleeper)
+	qos_wait_limit 60 || { kill "$sleeper"; return 1; }
+	echo S >/proc/sysrq-trigger
+	wait "$SCHED_PID"
+	kill "$sleeper"
+	python3 "$GUEST/qos_files.py" --expect-original "$orig" ||
+		fail "a kernel-side exit did not restore" || return 1
+	[ ! -e "$QOS_SAVED" ] || fail "$QOS_SAVED left after a kernel-side exit: $(cat "$QOS_SAVED")"
+}
+
+# Bad input: a second instance is refused before it touches the files; the
+# first's saved originals stay, and it restores them on SIGINT.
+case_idle_qos_second_instance_leaves_them() {
+	local orig=$VM_OUT/qos_second.orig.json sleeper saved now out
+	qos_originals "$orig"
+	start_sched "$VM_OUT/qos_second.sched.log" --idle-states "$QOS_STATES" --policy powersave || return 1
+	sleeper=$(qos_sleeper)
+	qos_wait_limit 60 || { kill "$sleeper"; return 1; }
+	saved=$(cat "$QOS_SAVED")
+	out=$("$SCHED" --idle-states "$QOS_STATES" --policy powersave 2>&1)
+	echo "second: $out"
+	# Refused by the preflight (a scheduler is loaded) or, racing it, by
+	# the instance lock; either way before the QoS files.
+	[[ $out == *"already loaded"* || $out == *"another scx_cadence is running"* ]] ||
+		fail "second instance: $out" || { kill "$sleeper"; return 1; }
+	# While learned is in force the first only adds lines to the file (a
+	# CPU it limits for the first time): a second instance that restored
+	# "leftovers" would have removed it.
+	now=$(cat "$QOS_SAVED" 2>/dev/null)
+	echo "saved before: $saved; after: $now"
+	[ -z "$(comm -23 <(echo "$saved" | sort) <(echo "$now" | sort))" ] ||
+		fail "the second instance took lines from $QOS_SAVED: '$saved' -> '$now'" || { kill "$sleeper"; return 1; }
+	kill "$sleeper"
+	stop_sched || fail "scx_cadence exited $? on SIGINT" || return 1
+	python3 "$GUEST/qos_files.py" --expect-original "$orig" || fail "SIGINT did not restore"
+}
