@@ -30,7 +30,8 @@ qos_originals() {
 }
 
 # qos_sleeper: python sleeping 100 us at a time on QOS_CPU, in the
-# background (idle periods far below C6's 600 us residency); prints its PID.
+# background (idle periods mostly below C6's 600 us residency, even with
+# TCG's late timers); prints its PID.
 qos_sleeper() {
 	taskset -c "$QOS_CPU" python3 -c "import time
 while True:
