@@ -6,7 +6,7 @@ use std::mem::MaybeUninit;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use crossbeam::channel::{Receiver, select};
@@ -24,6 +24,7 @@ use crate::control::{Reply, Request};
 use crate::freq::{self, FreqSource, Governors};
 use crate::idle;
 use crate::idle::attach::Plan as IdlePlan;
+use crate::idle::qos_live::{self, QosLive};
 use crate::idle::states::IdleStates;
 use crate::instance::{InstanceLock, LOCK_FILE};
 use crate::pins::Pins;
@@ -51,6 +52,8 @@ pub struct Scheduler<'a> {
     // Each online CPU's idle states (--idle-states or sysfs cpuidle), which
     // the idle learner learns for.
     idle_states: IdleStates,
+    // idle.qos = learned: the per-CPU PM QoS limits, restored when dropped.
+    qos: QosLive,
     nr_restarts: u64,
     stats_server: StatsServer<(), Metrics>,
 }
@@ -194,6 +197,9 @@ impl<'a> Scheduler<'a> {
             .launch()
             .context("starting the stats server")?;
 
+        // Opens nothing until idle.qos = learned is in force (run()); the
+        // instance lock is held (run_until_shutdown).
+        let qos = QosLive::new(Path::new("/sys"), Path::new(idle::qos::RUN_DIR), online);
         Ok(Self {
             _pins: pins,
             _task_view: task_view,
@@ -203,6 +209,7 @@ impl<'a> Scheduler<'a> {
             llcs,
             governors,
             idle_states,
+            qos,
             nr_restarts,
             stats_server,
         })
@@ -267,6 +274,7 @@ impl<'a> Scheduler<'a> {
             .map(Vec::len)
             .max()
             .unwrap_or(0) as u64;
+        m.idle_qos_cpus = self.qos.limited() as u64;
         Ok(m)
     }
 
@@ -295,6 +303,24 @@ impl<'a> Scheduler<'a> {
                 ..live.reply()
             },
         }
+    }
+
+    /// idle.qos: sets the limits while the policy in force has learned
+    /// (and something learns), restores them at once when it has not.
+    fn qos_tick(&mut self, live: &Live) {
+        let idle = &live.current().policy.idle;
+        let learning = self.idle_states.cpus.values().any(|s| !s.is_empty());
+        let on = qos_live::wanted(idle.qos, idle.predictor, learning);
+        let map = &self.skel.maps.idle_table;
+        let states = &self.idle_states;
+        self.qos.tick(on, Instant::now(), |cpu| {
+            let e = idle::manage::read_entry(map, cpu)?;
+            let table = idle::table::Table::from_bpf(&e.learned);
+            Ok(states
+                .cpus
+                .get(&cpu)
+                .and_then(|s| idle::qos_rule::limit_us(&table, s)))
+        });
     }
 
     fn exited(&mut self) -> bool {
@@ -331,11 +357,15 @@ impl<'a> Scheduler<'a> {
                             }
                             request => live.handle(request, &maps.policy, &maps.policy_state),
                         };
+                        // A swap off idle.qos = learned has restored the
+                        // limits when the client hears back.
+                        self.qos_tick(live);
                         let _ = reply.send(answer);
                     }
                 }
                 default(POLL) => {}
             }
+            self.qos_tick(live);
         }
         self.struct_ops.take();
         uei_report!(&self.skel, uei)
@@ -426,6 +456,8 @@ pub fn run_until_shutdown(
     // A pin directory we must refuse is refused before anything is made.
     crate::owned::check_dir(&opts.pin_dir, "pin directory")?;
     let _lock = InstanceLock::take(Path::new(LOCK_FILE))?;
+    // Only under the lock: what a kill -9 left of the PM QoS limits.
+    qos_live::restore_leftovers(Path::new("/sys"), Path::new(idle::qos::RUN_DIR));
     let (_server, control) = Server::start(&opts.ctl_socket)?;
     let events = Events {
         shutdown,

@@ -104,8 +104,8 @@ fn print_stats(m: &crate::stats::Metrics, per_cpu: bool) -> Result<()> {
         );
     }
     println!(
-        "idle learner: predictor {} acting, {} states, {} periods, {} lost exits",
-        m.idle_predictor, n, m.idle.idle_periods, m.idle.idle_lost_exits
+        "idle learner: predictor {} acting, {} states, {} periods, {} lost exits; PM QoS limits on {} CPUs",
+        m.idle_predictor, n, m.idle.idle_periods, m.idle.idle_lost_exits, m.idle_qos_cpus
     );
     print!("{}", render(&m.idle.scores(), n, &[]));
     if per_cpu {

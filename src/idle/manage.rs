@@ -30,7 +30,7 @@ fn learner_on(states: &IdleStates) -> Result<()> {
 }
 
 /// @cpu's entry, read under its lock.
-fn read_entry(map: &impl MapCore, cpu: u32) -> Result<bpf_intf::cadence_idle_table> {
+pub fn read_entry(map: &impl MapCore, cpu: u32) -> Result<bpf_intf::cadence_idle_table> {
     let raw = map
         .lookup(&cpu.to_ne_bytes(), MapFlags::LOCK)
         .with_context(|| format!("reading CPU {cpu}'s idle table"))?

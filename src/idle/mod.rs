@@ -9,16 +9,18 @@
 //! - `reference`: the learner in plain Rust, for the host tests.
 //! - `learner_bpf`: the BPF learner run outside the scheduler.
 //! - `table_file`, `manage`: `ctl idle save/load/reset`.
-//! - `qos`: per-CPU PM QoS resume-latency limits, saved and restored.
+//! - `qos`: per-CPU PM QoS resume-latency limits, saved and restored;
+//!   `qos_rule`: the limit a learned table asks for; `qos_live`: both in
+//!   the running scheduler (`idle.qos = "learned"`).
 //! - `trace`, `record`, `replay`: `idle record` and `idle replay` (`cli`).
 
 pub mod attach;
 pub mod cli;
 pub mod learner_bpf;
 pub mod manage;
-// Used by its tests until idle.qos = "learned" is wired into the scheduler.
-#[allow(dead_code)]
 pub mod qos;
+pub mod qos_live;
+pub mod qos_rule;
 mod record;
 // Outside the tests, only its Scores and constants are used.
 #[cfg_attr(not(test), allow(dead_code))]

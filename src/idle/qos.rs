@@ -83,6 +83,7 @@ pub fn limit_text(limit: Option<u32>) -> String {
 }
 
 /// Reads @cpu's resume-latency limit under @sysfs (see parse_limit).
+#[cfg(test)] // the writer reads through read_raw; the tests through this
 pub fn read_limit(sysfs: &Path, cpu: u32) -> Result<Option<u32>> {
     let path = qos_path(sysfs, cpu);
     let text =
@@ -146,6 +147,9 @@ fn parse_saved(path: &Path, text: &str) -> Result<BTreeMap<u32, String>> {
 
 /// What this run knows about one usable CPU.
 struct Cpu {
+    /// The value before this run (after restoring a killed run's), which
+    /// restore_all puts back.
+    original: Option<u32>,
     /// The limit in the file: read at open, then what we last wrote.
     in_force: Option<u32>,
     /// When we last wrote it (None: not yet).
@@ -218,16 +222,20 @@ impl QosLimits {
             });
             match probe {
                 Ok(limit) => {
-                    let in_force = match me.saved.get(&cpu) {
+                    let (original, in_force) = match me.saved.get(&cpu) {
                         // Still ours from a failed restore: what is in
                         // force is not its original, so the next request
                         // writes (no request is above MAX_LIMIT_US).
-                        Some(_) => Some(u32::MAX),
-                        None => limit,
+                        Some(raw) => (
+                            parse_limit(raw).expect("saved values are checked"),
+                            Some(u32::MAX),
+                        ),
+                        None => (limit, limit),
                     };
                     me.cpus.insert(
                         cpu,
                         Cpu {
+                            original,
                             in_force,
                             last_write: None,
                             pending: None,
@@ -255,11 +263,30 @@ impl QosLimits {
     }
 
     /// Every warning issued: (CPU, why), one per CPU left alone.
+    #[cfg(test)] // the scheduler needs only the log's warnings
     pub fn warnings(&self) -> &[(u32, String)] {
         &self.warnings
     }
 
+    /// The CPUs opened, each with its value before this run (None: no
+    /// constraint, Some(0): 0 us).
+    pub fn originals(&self) -> BTreeMap<u32, Option<u32>> {
+        self.cpus
+            .iter()
+            .map(|(&cpu, c)| (cpu, c.original))
+            .collect()
+    }
+
+    /// How many CPUs have a value other than their original in force.
+    pub fn limited(&self) -> usize {
+        self.cpus
+            .values()
+            .filter(|c| c.in_force != c.original)
+            .count()
+    }
+
     /// The CPUs left alone (each warned about once).
+    #[cfg(test)] // the scheduler needs only the log's warnings
     pub fn warned(&self) -> BTreeSet<u32> {
         self.warnings.iter().map(|(c, _)| *c).collect()
     }

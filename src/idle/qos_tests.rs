@@ -338,3 +338,35 @@ fn an_original_that_cannot_be_restored_stays_saved() {
     assert_eq!(file(&sysfs, 1), "n/a");
     assert_eq!(saved(&run), None);
 }
+
+#[test]
+fn originals_and_the_limited_count_follow_the_file() {
+    let s = Scratch::new("qos-count");
+    let sysfs = fake_sysfs(&s, &[(0, "0"), (1, "n/a"), (2, "777")]);
+    let run = s.0.join("run");
+    let t0 = Instant::now();
+    let mut q = QosLimits::open(&sysfs, &run, &set(&[0, 1, 2])).unwrap();
+    let want: BTreeMap<u32, Option<u32>> = [(0, None), (1, Some(0)), (2, Some(777))].into();
+    assert_eq!(q.originals(), want);
+    assert_eq!(q.limited(), 0);
+    assert!(q.request(0, Some(3), t0));
+    assert!(q.request(2, Some(11), t0));
+    assert_eq!(q.limited(), 2);
+    // Back to its original: not limited, though written by us.
+    assert!(q.request(2, Some(777), t0 + MIN_INTERVAL));
+    assert_eq!(q.limited(), 1);
+    // CPU 1 written with its own original, then a limit kept for later
+    // (inside the interval): not in force, not counted until written.
+    assert!(!q.request(1, Some(0), t0));
+    assert!(q.request(1, Some(7), t0));
+    assert_eq!(q.limited(), 2);
+    assert!(!q.request(1, Some(0), t0 + MS));
+    assert!(!q.request(1, Some(5), t0 + 2 * MS));
+    assert_eq!(q.limited(), 2);
+    assert_eq!(q.flush(t0 + MIN_INTERVAL), 1);
+    assert_eq!(file(&sysfs, 1), "5");
+    assert_eq!(q.limited(), 2);
+    q.restore_all().unwrap();
+    assert_eq!(q.limited(), 0);
+    assert_eq!(q.originals(), want, "the originals outlive a restore");
+}

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 
-pub use choices::{Choice, CpufreqMode, PlaceOrder};
+pub use choices::{Choice, CpufreqMode, IdlePredictor, IdleQos, PlaceOrder};
 pub use cpufreq::Cpufreq;
 pub use idle::Idle;
 pub use live::Live;

@@ -212,7 +212,7 @@ pub const FIELDS: &[Field] = &[
         kind: Kind::Choice {
             values: IdleQos::words,
         },
-        doc: "learned: write per-CPU PM QoS resume-latency limits that keep the kernel's governor out of states the table predicts would be cut short; off: leave them alone. Not acting yet (issue 13): no limit is written",
+        doc: "learned: write per-CPU PM QoS resume-latency limits (at most every 250 ms) that keep the kernel's governor out of states in which most recent idle periods would have been cut short (docs/idle.md); the originals are restored on every exit. Needs idle.predictor on; off: leave them alone",
     },
 ];
 

@@ -68,6 +68,9 @@ pub struct Metrics {
     #[stat(desc = "Most idle states any CPU learns for (0: the learner is off)")]
     #[serde(default)]
     pub idle_nr_states: u64,
+    #[stat(desc = "CPUs with a PM QoS resume-latency limit of idle.qos = learned in force")]
+    #[serde(default)]
+    pub idle_qos_cpus: u64,
     #[stat(desc = "Idle learner counters and scores of the machine")]
     #[serde(default)]
     pub idle: IdleCounters,
