@@ -225,6 +225,13 @@ fn write_idle<W: Write>(m: &Metrics, w: &mut W) -> Result<()> {
             }
         }
     }
+    family(
+        w,
+        "idle_qos_cpus",
+        "gauge",
+        "CPUs whose PM QoS resume-latency limit idle.qos = learned sets now",
+    )?;
+    writeln!(w, "{PREFIX}_idle_qos_cpus {}", m.idle_qos_cpus)?;
     Ok(())
 }
 
@@ -361,7 +368,8 @@ mod idle_tests {
             c.idle_scores = sc.0.iter().flatten().flatten().copied().collect();
             c
         };
-        let m = Metrics::default().with_idle(BTreeMap::from([(0, cpu(3)), (5, cpu(4))]));
+        let mut m = Metrics::default().with_idle(BTreeMap::from([(0, cpu(3)), (5, cpu(4))]));
+        m.idle_qos_cpus = 2;
         let mut out = Vec::new();
         write_openmetrics(&m, &mut out).unwrap();
         let text = String::from_utf8(out).unwrap();
@@ -385,6 +393,7 @@ mod idle_tests {
             text.matches("scx_cadence_idle_predictions_total{").count(),
             2
         );
+        assert!(text.contains("scx_cadence_idle_qos_cpus 2\n"), "{text}");
         assert!(text.ends_with("# EOF\n"));
     }
 }
