@@ -15,8 +15,10 @@
  * so every reader, `ctl idle save` included, sees one whole table. The
  * learning runs on a per-CPU copy outside the lock (the verifier allows no
  * function calls under it, and the learner's loops live in global
- * functions); the copy goes back only if the loader did not write the
- * table meanwhile (its generation).
+ * functions). The copy stays current from one period to the next, so it
+ * is taken again only after a loader write, and goes back at each exit
+ * only if the loader did not write the table meanwhile (its generation):
+ * one table copy per period, not three.
  *
  * Where the kernel calls tick_nohz_get_sleep_length() (its menu and teo
  * governors do, before choosing), an fexit program keeps the result for
@@ -102,6 +104,23 @@ static __always_inline u64 take_sleep_length(void)
 	return ns;
 }
 
+/*
+ * Make this CPU's working copy current: copy its table only if the loader
+ * wrote it since (or the copy was never taken). The generation is read
+ * without the lock first: a write racing with that read is caught under
+ * the lock, at the copy or at the exit's write-back.
+ */
+static __always_inline void idle_sync_work(struct cadence_idle_cpu *c, struct cadence_idle_table *t)
+{
+	if (c->work_synced && READ_ONCE(t->generation) == c->work_generation)
+		return;
+	bpf_spin_lock(&t->lock);
+	c->work = t->learned;
+	c->work_generation = t->generation;
+	bpf_spin_unlock(&t->lock);
+	c->work_synced = 1;
+}
+
 /* The acting prediction of @e under @pol. */
 static __always_inline u32 idle_acting(const struct cadence_policy *pol,
 				       const struct cadence_idle_entry *e)
@@ -168,9 +187,7 @@ static __always_inline void idle_enter(u32 cpu, s32 kernel_state, u64 now)
 	idle_follow_record(c, t, ctl, cpu);
 
 	rand = bpf_get_prandom_u32();
-	bpf_spin_lock(&t->lock);
-	c->work = t->learned;
-	bpf_spin_unlock(&t->lock);
+	idle_sync_work(c, t);
 	idle_predict(&c->work, s, &pol, sleep_length, rand, kernel_state, &e);
 
 	c->entry = e;
@@ -191,7 +208,7 @@ static __always_inline void idle_exit(u32 cpu, u64 now)
 	struct cadence_idle_period *ev;
 	struct cadence_idle_ctl *ctl;
 	struct cadence_policy pol;
-	u64 duration, start, gen;
+	u64 duration, start;
 	bool kernel_indices;
 	u32 zero = 0;
 
@@ -203,17 +220,16 @@ static __always_inline void idle_exit(u32 cpu, u64 now)
 	duration = now - start;
 	policy_snapshot(&pol);
 
-	bpf_spin_lock(&t->lock);
-	c->work = t->learned;
-	gen = t->generation;
-	bpf_spin_unlock(&t->lock);
+	idle_sync_work(c, t);
 	idle_learn(&c->work, s, &pol, &c->entry, duration);
 	bpf_spin_lock(&t->lock);
-	if (t->generation == gen)
+	if (t->generation == c->work_generation)
 		t->learned = c->work;
 	else
-		c->overtaken++;
+		c->work_synced = 0;
 	bpf_spin_unlock(&t->lock);
+	if (!c->work_synced)
+		c->overtaken++;
 
 	ctl = bpf_map_lookup_elem(&idle_ctl, &zero);
 	kernel_indices = ctl && ctl->kernel_indices;

@@ -174,11 +174,18 @@ struct cadence_idle_cpu {
 	 * indices are ours, else the acting prediction; -1 while busy.
 	 */
 	s32 state;
-	u32 __pad;
+	/* 1: @work is this CPU's table as of the loader's @work_generation. */
+	u32 work_synced;
 	/* Exits whose learning a loader write overtook (not written back). */
 	u64 overtaken;
-	/* The learner works on this copy, out of the table's lock. */
+	/*
+	 * The learner works on this copy, out of the table's lock. Only this
+	 * CPU and the loader write its table, so the copy stays current from
+	 * one period to the next: it is taken again only after a loader
+	 * write, and written back whole at each exit.
+	 */
 	struct cadence_idle_learned work;
+	u64 work_generation;
 	/* The recording generation this CPU follows (0: none). */
 	u64 record_gen;
 	/* Periods scored; entries that found one open (a lost exit). */
