@@ -9,8 +9,8 @@
 #     pgbench-like), with the Intel state table from a file;
 # each replayed (`scx_cadence idle replay`, the BPF learner through
 # BPF_PROG_TEST_RUN, here on the host) with the Intel and the POWER9 tables,
-# for teo, weighted (the balanced policy: random pick) and weighted with the
-# heaviest pick. The VM part also measures the learner's BPF cost per
+# for teo, weighted with seed 003's random pick and weighted with the
+# heaviest pick (the balanced policy's). The VM part also measures the learner's BPF cost per
 # callback. Writes bench/results/<date>-<commit>-idle.md with seed 003's
 # own figures beside and a verdict per target of the issue.
 #   bench/idle.sh [SECONDS]    (per recording; default 3)
@@ -37,13 +37,13 @@ python3 "$ROOT/bench/idle_traces.py" "$out"
 "$ROOT/tests/vm/boot.sh" --cpus 4 --memory 2G --out "$out" -- \
 	bash "$ROOT/bench/idle_guest.sh" "$seconds" "${tables[intel]}"
 
-# The balanced policy's knobs with the heaviest pick instead of random.
-printf '[idle]\npick = "heaviest"\n' >"$out/heaviest.toml"
+# The balanced policy's knobs with seed 003's random pick instead of heaviest.
+printf '[idle]\npick = "random"\n' >"$out/random.toml"
 for trace in periodic bimodal changing wakeup hackbench sleepy pingpong; do
 	for table in intel power9; do
 		for pick in random heaviest; do
 			policy=balanced
-			[ $pick = heaviest ] && policy=$out/heaviest.toml
+			[ $pick = random ] && policy=$out/random.toml
 			"$sched" idle replay "$out/$trace.trace" --idle-states "${tables[$table]}" \
 				--policy "$policy" --format json >"$out/replay/$trace.$table.$pick.json"
 		done
