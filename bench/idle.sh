@@ -13,16 +13,21 @@
 # heaviest pick (the balanced policy's). The VM part also measures the learner's BPF cost per
 # callback. Writes bench/results/<date>-<commit>-idle.md with seed 003's
 # own figures beside and a verdict per target of the issue.
-#   bench/idle.sh [SECONDS]    (per recording; default 3)
+#   bench/idle.sh [SECONDS [ROUNDS]]
+# SECONDS per recording (default 3); ROUNDS of the cost phases, learner on
+# and off alternating in one boot (default 3: under TCG one round's cost
+# per call moves by half from boot to boot).
 # Needs root on the host for the replays. No assertions: it prints numbers.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CACHE=${SCX_CADENCE_CACHE:-$ROOT/.cache}
 seconds=${1:-3}
+rounds=${2:-3}
 # shellcheck source=bench/lib.sh
 . "$ROOT/bench/lib.sh"
 check_count "bench/idle.sh" "$seconds"
+check_count "bench/idle.sh" "$rounds"
 bench_setup
 sched=$ROOT/target/release/scx_cadence
 
@@ -35,7 +40,7 @@ declare -A tables=(
 
 python3 "$ROOT/bench/idle_traces.py" "$out"
 "$ROOT/tests/vm/boot.sh" --cpus 4 --memory 2G --out "$out" -- \
-	bash "$ROOT/bench/idle_guest.sh" "$seconds" "${tables[intel]}"
+	bash "$ROOT/bench/idle_guest.sh" "$seconds" "${tables[intel]}" "$rounds"
 
 # The balanced policy's knobs with seed 003's random pick instead of heaviest.
 printf '[idle]\npick = "random"\n' >"$out/random.toml"

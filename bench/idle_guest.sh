@@ -9,11 +9,14 @@
 #      callback of its programs;
 #   3. off: the same under idle.predictor = off (the tracepoint returns at
 #      once), for the cost of the tracepoint without the learner.
-# Costs go to $VM_OUT/bpf.csv as LABEL,PROGRAM,RUN_TIME_NS,RUN_CNT.
-#   idle_guest.sh SECONDS STATES_FILE
+# 2 and 3 alternate for ROUNDS rounds, so that the host's noise falls on
+# both alike. Costs go to $VM_OUT/bpf.csv as LABEL.ROUND,PROGRAM,
+# RUN_TIME_NS,RUN_CNT.
+#   idle_guest.sh SECONDS STATES_FILE ROUNDS
 set -u
 seconds=$1
 states=$2
+rounds=$3
 bpf=$VM_OUT/bpf.csv
 : >"$bpf"
 
@@ -65,19 +68,21 @@ done
 stop_sched || status=1
 
 # 2. and 3.: the BPF cost of each program over the same loads.
-for phase in learner off; do
-	args=(--idle-states "$states")
-	[ $phase = off ] && args+=(--set idle.predictor=off)
-	start_sched "$VM_OUT/$phase.sched.log" "${args[@]}" || exit 1
-	for l in $LOADS; do
-		load "$l" "$seconds" || {
-			fail "the $l load failed under $phase"
-			status=1
-		}
+for round in $(seq 1 "$rounds"); do
+	for phase in learner off; do
+		args=(--idle-states "$states")
+		[ $phase = off ] && args+=(--set idle.predictor=off)
+		start_sched "$VM_OUT/$phase.sched.log" "${args[@]}" || exit 1
+		for l in $LOADS; do
+			load "$l" "$seconds" || {
+				fail "the $l load failed under $phase"
+				status=1
+			}
+		done
+		bpftool -j prog show | python3 "$VM_ROOT/bench/bpf_cost.py" "$phase.$round" >>"$bpf"
+		stop_sched || status=1
+		echo "costs under $phase, round $round: done" >&2
 	done
-	bpftool -j prog show | python3 "$VM_ROOT/bench/bpf_cost.py" "$phase" >>"$bpf"
-	stop_sched || status=1
-	echo "costs under $phase: done" >&2
 done
 echo "bench: done" >&2
 exit $status

@@ -11,7 +11,7 @@ and the BPF cost per callback of the learner.
 
 OUT_DIR holds replay/TRACE.TABLE.PICK.json (`idle replay --format json`),
 TRACE.live.json for the recorded traces (`idle record --format json`) and
-bpf.csv (bench/bpf_cost.py's lines, labels learner and off). Only the
+bpf.csv (bench/bpf_cost.py's lines, labels learner.ROUND and off.ROUND). Only the
 seed's ideal is tabulated, the deepest state whose target residency the
 period lasted; the JSON files also hold the residency + exit latency one.
 """
@@ -19,6 +19,7 @@ period lasted; the JSON files also hold the residency + exit latency one.
 import collections
 import json
 import os
+import statistics
 import sys
 
 from idle_traces import BIMODAL
@@ -176,13 +177,17 @@ def print_seed():
 
 
 def print_costs(path):
+    # Pooled over the rounds (LABEL.ROUND), and per round for the ratios.
     cost = collections.defaultdict(lambda: [0, 0])
+    by_round = collections.defaultdict(lambda: [0, 0])
     with open(path) as f:
         for line in f:
             if line.strip():
-                label, prog, ns, cnt = line.strip().split(",")
-                cost[(label, prog)][0] += int(ns)
-                cost[(label, prog)][1] += int(cnt)
+                label_round, prog, ns, cnt = line.strip().split(",")
+                label, _, rnd = label_round.partition(".")
+                for table, key in ((cost, (label, prog)), (by_round, (label, rnd, prog))):
+                    table[key][0] += int(ns)
+                    table[key][1] += int(cnt)
 
     def per_call(label, prog):
         ns, cnt = cost.get((label, prog), (0, 0))
@@ -206,11 +211,25 @@ def print_costs(path):
     # of today's update_idle cost plus the tracepoint's", read as: the
     # learner's program against update_idle's (same run) plus the bare
     # tracepoint program's.
+    def round_call(label, rnd, prog):
+        ns, cnt = by_round.get((label, rnd, prog), (0, 0))
+        return ns / cnt if cnt else None
+
+    ratios = []
+    for rnd in sorted({r for (_, r, _) in by_round}, key=lambda r: int(r or 0)):
+        v = [round_call("learner", rnd, "cadence_cpu_idle"),
+             round_call("learner", rnd, "cadence_update_idle"),
+             round_call("off", rnd, "cadence_cpu_idle")]
+        if None not in v:
+            ratios.append(v[0] / (v[1] + v[2]))
     print()
     print(f"The learner, cadence_cpu_idle: {learner:.0f} ns/call; update_idle {update_idle:.0f} "
-          f"+ the bare tracepoint program {bare:.0f} = {update_idle + bare:.0f} ns/call: "
-          f"**{learner / (update_idle + bare):.2f}x** (issue 13's target: at most 1.10x). "
-          f"Learning adds {learner - bare:.0f} ns to each cpu_idle call.")
+          f"+ the bare tracepoint program {bare:.0f} = {update_idle + bare:.0f} ns/call, pooled "
+          f"over {len(ratios)} rounds: **{learner / (update_idle + bare):.2f}x** (issue 13's "
+          f"target: at most 1.10x). Learning adds {learner - bare:.0f} ns to each cpu_idle call.")
+    if ratios:
+        print(f"Per round: {', '.join(f'{r:.2f}x' for r in ratios)}; median "
+              f"{statistics.median(ratios):.2f}x.")
 
 
 def main(out):
