@@ -176,7 +176,10 @@ struct cadence_idle_cpu {
 	s32 state;
 	/* 1: @work is this CPU's table as of the loader's @work_generation. */
 	u32 work_synced;
-	/* Exits whose learning a loader write overtook (not written back). */
+	/*
+	 * Write-backs a loader write overtook: the learning since the last
+	 * one is dropped, the loader's table wins.
+	 */
 	u64 overtaken;
 	/*
 	 * The learner works on this copy, out of the table's lock. Only this
@@ -186,6 +189,8 @@ struct cadence_idle_cpu {
 	 */
 	struct cadence_idle_learned work;
 	u64 work_generation;
+	/* bpf_ktime_get_ns() when @work was last written back to the table. */
+	u64 published_ns;
 	/* The recording generation this CPU follows (0: none). */
 	u64 record_gen;
 	/* Periods scored; entries that found one open (a lost exit). */

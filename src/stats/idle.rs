@@ -21,7 +21,7 @@ pub const IDLE_COUNTERS: &[(&str, &str)] = &[
     ),
     (
         "idle_overtaken",
-        "Idle exits not learned from because ctl idle load/reset wrote the table meanwhile",
+        "Write-backs of a CPU's learning dropped because ctl idle load/reset wrote the table meanwhile",
     ),
     (
         "idle_record_drops",
