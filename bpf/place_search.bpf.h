@@ -171,6 +171,9 @@ __noinline s32 pl_idle_big_in_llc(const struct cadence_topo *t, const struct cad
 			best = cpu;
 			best_exit = exit_ns;
 		}
+		/* Nothing is shallower than 0, and a tie keeps the first. */
+		if (!best_exit)
+			return best;
 	}
 	return best;
 }
@@ -201,6 +204,9 @@ __noinline s32 pl_idle_small_in(const struct cadence_topo *t, const struct caden
 			cpu = sc.first;
 			best_exit = sc.exit_ns;
 		}
+		/* Nothing is shallower than 0, and a tie keeps the first. */
+		if (!best_exit)
+			return cpu;
 	}
 	return cpu;
 }
@@ -241,9 +247,12 @@ __noinline int pl_shallower_big(const struct cadence_topo *t, const struct caden
 
 	if (!t || !in || !in->shallow || b == than)
 		return 0;
-	cpu = pl_idle_small_in(t, in, b);
 	than_cpu = pl_idle_small_in(t, in, than);
-	return cpu >= 0 && than_cpu >= 0 && pl_exit_ns(t, cpu) < pl_exit_ns(t, than_cpu);
+	/* Nothing is shallower than 0: skip the second scan. */
+	if (than_cpu < 0 || !pl_exit_ns(t, than_cpu))
+		return 0;
+	cpu = pl_idle_small_in(t, in, b);
+	return cpu >= 0 && pl_exit_ns(t, cpu) < pl_exit_ns(t, than_cpu);
 }
 
 /* @cpu is idle and the task may use it. */
@@ -313,6 +322,9 @@ __noinline s32 pl_shallowest_of(const struct cadence_topo *t, u64 bits, u32 base
 			best = cpu;
 			best_exit = exit_ns;
 		}
+		/* Nothing is shallower than 0, and a tie keeps the first. */
+		if (!best_exit)
+			return best;
 	}
 	return best;
 }
@@ -348,6 +360,9 @@ __noinline s32 pl_any(const struct cadence_topo *t, const struct cadence_place_i
 			best = cpu;
 			best_exit = exit_ns;
 		}
+		/* Nothing is shallower than 0, and a tie keeps the first. */
+		if (!best_exit)
+			return best;
 	}
 	return best;
 }
