@@ -78,6 +78,20 @@ static __always_inline u32 pl_exit_ns(const struct cadence_topo *t, s32 cpu)
 }
 
 /*
+ * Keep @cpu, in a state of @exit_ns, as *@best if it is shallower than
+ * *@best_exit or the first; true when nothing can be shallower (0), so the
+ * caller may stop: a tie keeps the first.
+ */
+static __always_inline bool pl_keep_shallowest(s32 cpu, u32 exit_ns, s32 *best, u32 *best_exit)
+{
+	if (*best < 0 || exit_ns < *best_exit) {
+		*best = cpu;
+		*best_exit = exit_ns;
+	}
+	return !*best_exit;
+}
+
+/*
  * What a small core offers: idle threads the task may use, the first (the
  * shallowest with in->shallow) and its exit latency.
  */
@@ -152,7 +166,7 @@ __noinline s32 pl_idle_big(const struct cadence_topo *t, const struct cadence_pl
 __noinline s32 pl_idle_big_in_llc(const struct cadence_topo *t, const struct cadence_place_in *in,
 				  u32 first_big, u32 nr_big, u32 skip)
 {
-	u32 i, b, exit_ns, best_exit = 0;
+	u32 i, b, best_exit = 0;
 	s32 cpu, best = -1;
 
 	if (!t || !in)
@@ -166,13 +180,7 @@ __noinline s32 pl_idle_big_in_llc(const struct cadence_topo *t, const struct cad
 			continue;
 		if (!in->shallow)
 			return cpu;
-		exit_ns = pl_exit_ns(t, cpu);
-		if (best < 0 || exit_ns < best_exit) {
-			best = cpu;
-			best_exit = exit_ns;
-		}
-		/* Nothing is shallower than 0, and a tie keeps the first. */
-		if (!best_exit)
+		if (pl_keep_shallowest(cpu, pl_exit_ns(t, cpu), &best, &best_exit))
 			return best;
 	}
 	return best;
@@ -200,12 +208,7 @@ __noinline s32 pl_idle_small_in(const struct cadence_topo *t, const struct caden
 			continue;
 		if (!in->shallow)
 			return sc.first;
-		if (cpu < 0 || sc.exit_ns < best_exit) {
-			cpu = sc.first;
-			best_exit = sc.exit_ns;
-		}
-		/* Nothing is shallower than 0, and a tie keeps the first. */
-		if (!best_exit)
+		if (pl_keep_shallowest(sc.first, sc.exit_ns, &cpu, &best_exit))
 			return cpu;
 	}
 	return cpu;
@@ -307,7 +310,7 @@ __noinline s32 pl_near_in(const struct cadence_topo *t, const struct cadence_pla
 /* The shallowest CPU of a word's @bits (CPUs @base..@base+63), else -1. */
 __noinline s32 pl_shallowest_of(const struct cadence_topo *t, u64 bits, u32 base)
 {
-	u32 k, exit_ns, best_exit = 0;
+	u32 k, best_exit = 0;
 	s32 cpu, best = -1;
 
 	if (!t)
@@ -317,13 +320,7 @@ __noinline s32 pl_shallowest_of(const struct cadence_topo *t, u64 bits, u32 base
 			break;
 		cpu = base + __builtin_ctzll(bits);
 		bits &= bits - 1;
-		exit_ns = pl_exit_ns(t, cpu);
-		if (best < 0 || exit_ns < best_exit) {
-			best = cpu;
-			best_exit = exit_ns;
-		}
-		/* Nothing is shallower than 0, and a tie keeps the first. */
-		if (!best_exit)
+		if (pl_keep_shallowest(cpu, pl_exit_ns(t, cpu), &best, &best_exit))
 			return best;
 	}
 	return best;
@@ -335,7 +332,7 @@ __noinline s32 pl_shallowest_of(const struct cadence_topo *t, u64 bits, u32 base
  */
 __noinline s32 pl_any(const struct cadence_topo *t, const struct cadence_place_in *in)
 {
-	u32 w, nr_words, exit_ns, best_exit = 0;
+	u32 w, nr_words, best_exit = 0;
 	s32 cpu, best = -1;
 	u64 bits;
 
@@ -355,13 +352,7 @@ __noinline s32 pl_any(const struct cadence_topo *t, const struct cadence_place_i
 		cpu = pl_shallowest_of(t, bits, w * 64);
 		if (cpu < 0)
 			continue;
-		exit_ns = pl_exit_ns(t, cpu);
-		if (best < 0 || exit_ns < best_exit) {
-			best = cpu;
-			best_exit = exit_ns;
-		}
-		/* Nothing is shallower than 0, and a tie keeps the first. */
-		if (!best_exit)
+		if (pl_keep_shallowest(cpu, pl_exit_ns(t, cpu), &best, &best_exit))
 			return best;
 	}
 	return best;
