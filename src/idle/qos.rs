@@ -464,4 +464,4 @@ impl Drop for QosLimits {
 
 #[cfg(test)]
 #[path = "qos_tests.rs"]
-mod tests;
+pub(crate) mod tests;

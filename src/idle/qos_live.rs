@@ -141,29 +141,13 @@ impl QosLive {
 
 #[cfg(test)]
 mod tests {
-    use super::super::qos::{SAVED_FILE, qos_path};
+    use super::super::qos::SAVED_FILE;
+    use super::super::qos::tests::{fake_sysfs, file};
     use super::*;
     use crate::owned::tests::Scratch;
 
-    fn fake_sysfs(s: &Scratch, cpus: &[(u32, &str)]) -> PathBuf {
-        let root = s.0.join("sys");
-        for &(cpu, text) in cpus {
-            let path = qos_path(&root, cpu);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(&path, format!("{text}\n")).unwrap();
-        }
-        root
-    }
-
     fn files(sysfs: &Path, cpus: &[u32]) -> Vec<String> {
-        cpus.iter()
-            .map(|&c| {
-                std::fs::read_to_string(qos_path(sysfs, c))
-                    .unwrap()
-                    .trim()
-                    .to_string()
-            })
-            .collect()
+        cpus.iter().map(|&c| file(sysfs, c)).collect()
     }
 
     /// The rule's limits: CPU 0 11 us, CPU 1 none, CPU 2 3 us.

@@ -8,7 +8,7 @@ use crate::owned::tests::Scratch;
 
 /// A sysfs root under @s with one pm_qos_resume_latency_us per (cpu, text),
 /// holding text and a newline as the kernel's show does.
-fn fake_sysfs(s: &Scratch, cpus: &[(u32, &str)]) -> PathBuf {
+pub(crate) fn fake_sysfs(s: &Scratch, cpus: &[(u32, &str)]) -> PathBuf {
     let root = s.0.join("sys");
     for &(cpu, text) in cpus {
         let path = qos_path(&root, cpu);
@@ -18,7 +18,8 @@ fn fake_sysfs(s: &Scratch, cpus: &[(u32, &str)]) -> PathBuf {
     root
 }
 
-fn file(sysfs: &Path, cpu: u32) -> String {
+/// CPU @cpu's file under @sysfs, without its newline.
+pub(crate) fn file(sysfs: &Path, cpu: u32) -> String {
     std::fs::read_to_string(qos_path(sysfs, cpu))
         .unwrap()
         .trim()
