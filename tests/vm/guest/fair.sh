@@ -89,3 +89,39 @@ case_fair_pinned_weights_beside_other_queues() {
 	[ $rc -eq 0 ] || return 1
 	stop_sched
 }
+
+# One nice-19 task among 200 nice-0 hogs while processes fork and exit
+# (issue 14's starvation case). Its fair share is 15/(200 x 1024) of the
+# machine: one tick of overrun (4 ms at HZ=250) puts it 4 ms x 1024/15 =
+# 273 ms of virtual time ahead, which the frontier covers in 13.7 s at
+# 4 CPUs x 1024/(200 x 1024) per ns; with the frontier held still by the
+# forked tasks (they start at it and exit before passing it) it waited 32 s
+# and the kernel ended the scheduler. The lead is capped at what the
+# frontier covers in CADENCE_MAX_WAIT_NS (1 s), so it must run again within
+# FAIR_PROGRESS_GAP_MS, five times that; the scheduler stays attached.
+FAIR_PROGRESS_GAP_MS=5000
+case_fair_nice19_progresses_under_200_hogs() {
+	local log=$VM_OUT/fair_progress.sched.log seq0 hogs forks rc out gap
+	start_sched "$log" || return 1
+	seq0=$(enable_seq)
+	stress-ng --cpu 200 --cpu-method loop --timeout 70s >/dev/null 2>&1 &
+	hogs=$!
+	stress-ng --fork 2 --timeout 70s >/dev/null 2>&1 &
+	forks=$!
+	sleep 5
+	out=$(python3 "$GUEST/fair_progress.py" 40 19)
+	rc=$?
+	kill $hogs $forks 2>/dev/null
+	wait $hogs $forks 2>/dev/null
+	echo "nice 19 under 200 hogs: $out"
+	"$SCHED" stats -v | grep -o 'enq:[^|]*'
+	attached_since "$seq0" || fail "the scheduler did not stay attached: $(grep -i -m2 'exit\|stall' "$log")" || return 1
+	[ $rc -eq 0 ] || fail "the probe failed (rc $rc)" || return 1
+	gap=$(echo "$out" | awk '{ print $6 }')
+	[ "$gap" -le $FAIR_PROGRESS_GAP_MS ] ||
+		fail "the nice-19 task went ${gap} ms without running (at most $FAIR_PROGRESS_GAP_MS)" || return 1
+	local bad
+	bad=$(kernel_complaints)
+	[ -z "$bad" ] || fail "dmesg: $(echo "$bad" | head -n 3)" || return 1
+	stop_sched
+}
