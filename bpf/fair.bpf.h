@@ -6,20 +6,33 @@
  * CFS/EEVDF.
  *
  * Each queue (a CPU's own DSQ of pinned tasks, an LLC's shared DSQ) has its
- * own frontier: the largest vtime a CPU took from its head (or kept running
- * because no task of that queue was ahead of it). It follows the earliest
- * work queued there. Tasks that start on an idle CPU without queueing do
- * not move it: if they did, a few of them could push it far ahead of the
- * queued tasks, and a waking task placed near the frontier would wait
- * behind all of them. (A queued task that waits 21 s can be the RCU
- * grace-period kthread, and then the kernel ends the scheduler for an RCU
- * stall.) One frontier for all queues is not enough: a queue served slower
- * than the one moving it (pinned tasks sharing their CPU with the LLC queue,
- * a busier LLC) falls behind it, and a task waking into that queue near the
- * frontier waits for the whole drift; the kernel's watchdog ends the
- * scheduler once a kworker has waited 30 s. And bounding every queue's lag
- * to one shared frontier would hold the slower queue's tasks at the bound,
- * where they take turns and their weights no longer count.
+ * own frontier, which moves two ways:
+ *   - it follows the earliest work queued there: a CPU that takes a head
+ *     ahead of it (or keeps running a task no queued one is ahead of) moves
+ *     it up to that vtime;
+ *   - it drifts as EEVDF's average vruntime V does: each time a task of the
+ *     queue is charged delta ns on a CPU serving the queue, the frontier
+ *     moves by delta * 1024 / W, W the sum of the weights of the queue's
+ *     runnable tasks (kernel/sched/fair.c: V is the weight-averaged
+ *     vruntime, and a task of weight w running delta moves it by
+ *     (delta * 1024 / w) * w / W).
+ * Following alone is not enough: tasks that start at the frontier or are
+ * lifted to just behind it (new tasks, sleepers) are taken before anything
+ * ahead of it and do not move it; under a steady stream of forks they held
+ * it still, and a nice-19 kthread 121 ms of vtime ahead waited 32 s, until
+ * the kernel ended the scheduler. The drift only counts CPU time the queue's
+ * own tasks used on CPUs serving it, at the weight-averaged rate, so tasks
+ * that start on an idle CPU without queueing cannot push the frontier far
+ * ahead of the queued ones (a waking task placed near it would then wait
+ * behind all of them; a queued task that waits 21 s can be the RCU
+ * grace-period kthread, and the kernel then ends the scheduler for an RCU
+ * stall). One frontier for all queues is not enough either: a queue served
+ * slower than the one moving it (pinned tasks sharing their CPU with the LLC
+ * queue, a busier LLC) falls behind it, and a task waking into that queue
+ * near the frontier waits for the whole drift; the kernel's watchdog ends
+ * the scheduler once a kworker has waited 30 s. And bounding every queue's
+ * lag to one shared frontier would hold the slower queue's tasks at the
+ * bound, where they take turns and their weights no longer count.
  *
  * A task's vtime is in the frame of the queue it was last queued in
  * (task_ctx.queue). Queued into another one, it keeps its lag: its vtime is
@@ -28,13 +41,27 @@
  * bounded both ways around that queue's frontier at every wake-up, at every
  * enqueue (relative to the queue it goes into), and whenever a CPU weighs
  * letting its task run on (a task woken onto an idle CPU was never queued):
- *   - no task is more than slice_lag_ns behind the frontier, so sleeping
- *     banks no more than one lag's worth of priority;
+ *   - no task wakes more than slice_lag_ns behind the frontier, so
+ *     sleeping banks no more than one lag's worth of priority;
+ *   - no task that stays runnable falls further behind it than it may lead
+ *     it (the next bound), as EEVDF bounds lag symmetrically. Waiting in a
+ *     queue puts a task behind a frontier that drifts with the weighted
+ *     average, by up to what the others ran meanwhile (a nice-0 task
+ *     waiting while a nice-5 one runs a 4 ms tick: 4 ms * 1024/335 *
+ *     335/1359 = 3 ms); the wake-up bound would take that credit back and
+ *     bend the weights;
  *   - no task is queued further ahead of it than two full slices plus one
  *     tick of overrun (sched_ext enforces slices at the tick), scaled by the
  *     task's weight, as EEVDF's update_entity_lag() bounds lag. That bound
  *     is never reached by tasks that only run their slices, so weights stay
- *     exact; it caps what a task can carry over from anything else.
+ *     exact; it caps what a task can carry over from anything else;
+ *   - nor further ahead than the frontier drifts in CADENCE_MAX_WAIT_NS
+ *     with the queue's CPUs busy: CPUs * 1024 / W per ns. A nice-19 task
+ *     (weight 15) that overran its slice by one 4 ms tick is 273 ms of
+ *     vtime ahead; among 200 nice-0 tasks on 4 CPUs the frontier covers
+ *     that in 13.7 s, which fairness asks it to wait and which brings the
+ *     kernel's 30 s watchdog close. This bound only cuts waits longer than
+ *     CADENCE_MAX_WAIT_NS, so weights stay exact below it.
  * A task that keeps up with its queue never meets either bound, so weights
  * are exact among the tasks of each queue. (Not quite while the head of an
  * LLC queue may not run on the CPUs serving it: move_to_local() skips it,
@@ -83,25 +110,50 @@ static __always_inline bool vtime_before(u64 a, u64 b)
 	return (s64)(a - b) < 0;
 }
 
-/* The frontier of each CPU's own DSQ, by CPU, and of each LLC's DSQ. */
-static u64 cpu_frontier[CADENCE_MAX_CPUS];
-static u64 llc_frontier[CADENCE_MAX_LLCS];
+/*
+ * Longest a queued task should wait for its turn while its queue's CPUs are
+ * busy: 1 s. Fairness asks for longer waits only of low-weight tasks under
+ * heavy load (see the lag bounds above); past 1 s they run anyway, far
+ * inside the kernel's limits (RCU stall warnings at 21 s, the sched_ext
+ * watchdog at 30 s, hung tasks at 120 s).
+ */
+#define CADENCE_MAX_WAIT_NS 1000000000ULL
+/*
+ * Compare-and-swap attempts to move a frontier up before giving up: CPUs
+ * racing on one LLC's frontier each retry only if another moved it, and a
+ * lost move is made good by the next take.
+ */
+#define CADENCE_FRONTIER_TRIES 4
+
+/* A queue's clock: its frontier and the weight of the tasks in its frame. */
+struct queue_clock {
+	u64 frontier;
+	/*
+	 * Sum of task_weight() of the runnable tasks whose vtime is in this
+	 * queue's frame (task_ctx.counted_in), atomically updated.
+	 */
+	u64 weight;
+};
+
+/* The clock of each CPU's own DSQ, by CPU, and of each LLC's DSQ. */
+static struct queue_clock cpu_clocks[CADENCE_MAX_CPUS];
+static struct queue_clock llc_clocks[CADENCE_MAX_LLCS];
 
 /*
- * The frontier slot of DSQ @dsq (cpu_dsq() or llc_dsq()), NULL for any other
- * id. The indices are masked for the verifier (masked_index.bpf.h).
+ * The clock of DSQ @dsq (cpu_dsq() or llc_dsq()), NULL for any other id.
+ * The indices are masked for the verifier (masked_index.bpf.h).
  */
-static __always_inline u64 *frontier_of(u64 dsq)
+static __always_inline struct queue_clock *clock_of(u64 dsq)
 {
 	u32 idx;
 
 	if (dsq >= CADENCE_LLC_DSQ_BASE && dsq < CADENCE_LLC_DSQ_BASE + CADENCE_MAX_LLCS) {
 		idx = dsq - CADENCE_LLC_DSQ_BASE;
-		return &llc_frontier[llc_index(idx)];
+		return &llc_clocks[llc_index(idx)];
 	}
 	if (dsq < CADENCE_MAX_CPUS) {
 		idx = dsq;
-		return &cpu_frontier[cpu_index(idx)];
+		return &cpu_clocks[cpu_index(idx)];
 	}
 	return NULL;
 }
@@ -109,23 +161,47 @@ static __always_inline u64 *frontier_of(u64 dsq)
 /* The frontier of @dsq, 0 for an id without one. */
 static __always_inline u64 frontier(u64 dsq)
 {
-	u64 *f = frontier_of(dsq);
+	struct queue_clock *q = clock_of(dsq);
 
-	return f ? *f : 0;
+	return q ? q->frontier : 0;
+}
+
+/* The CPUs that take from @dsq: all of an LLC's for its queue, else one. */
+static __always_inline u64 queue_cpus(u64 dsq)
+{
+	if (dsq >= CADENCE_LLC_DSQ_BASE && dsq < CADENCE_LLC_DSQ_BASE + CADENCE_MAX_LLCS)
+		return llc_cpus(dsq - CADENCE_LLC_DSQ_BASE);
+	return 1;
+}
+
+/* Whether @cpu takes from @dsq. */
+static __always_inline bool queue_served_by(u64 dsq, s32 cpu)
+{
+	if (dsq >= CADENCE_LLC_DSQ_BASE && dsq < CADENCE_LLC_DSQ_BASE + CADENCE_MAX_LLCS)
+		return cpu_llc_id(cpu) == dsq - CADENCE_LLC_DSQ_BASE;
+	return dsq == (u64)cpu;
 }
 
 /*
  * A CPU took work with @vtime from the head of @dsq: move its frontier up.
- * Not atomic: CPUs taking from one LLC queue at once can lose an update,
- * and the frontier then goes back by at most the spread of the heads they
- * took, which the next take makes good.
+ * CPUs racing on one frontier, or with a drift (drift_frontier()), retry a
+ * few times; a move still lost is made good by the next take.
  */
 static __always_inline void advance_frontier(u64 dsq, u64 vtime)
 {
-	u64 *f = frontier_of(dsq);
+	struct queue_clock *q = clock_of(dsq);
+	u64 seen, old;
+	int i;
 
-	if (f && vtime_before(*f, vtime))
-		*f = vtime;
+	if (!q)
+		return;
+	old = q->frontier;
+	for (i = 0; i < CADENCE_FRONTIER_TRIES && vtime_before(old, vtime); i++) {
+		seen = __sync_val_compare_and_swap(&q->frontier, old, vtime);
+		if (seen == old)
+			return;
+		old = seen;
+	}
 }
 
 /* No queue yet: a new task, whose vtime starts level with its first queue. */
@@ -136,6 +212,13 @@ struct task_ctx {
 	u64 vtime;
 	/* The DSQ whose frontier @vtime is relative to (CADENCE_NO_QUEUE). */
 	u64 queue;
+	/*
+	 * The queue whose clock's weight holds this task's weight, and the
+	 * weight it added: the task is runnable and counts in @queue, or
+	 * CADENCE_NO_QUEUE.
+	 */
+	u64 counted_in;
+	u32 counted_weight;
 	/* When the running task was last charged, ns (scx_bpf_now()). */
 	u64 charged_at;
 	/* When the current run (or slice refill) started, ns. */
@@ -161,25 +244,104 @@ static __always_inline struct task_ctx *lookup_task_ctx(const struct task_struct
 	return bpf_task_storage_get(&task_ctxs, (struct task_struct *)p, 0, 0);
 }
 
-/* Advance @p's vtime for the CPU time it used since it was last charged. */
-static __always_inline void charge_vtime(struct task_struct *p, struct task_ctx *tctx, u64 now)
+/* Take @tctx's weight out of the clock it counts in, if any. */
+static __always_inline void uncount_weight(struct task_ctx *tctx)
+{
+	struct queue_clock *q;
+
+	if (tctx->counted_in == CADENCE_NO_QUEUE)
+		return;
+	q = clock_of(tctx->counted_in);
+	if (q)
+		__sync_fetch_and_add(&q->weight, -(u64)tctx->counted_weight);
+	tctx->counted_in = CADENCE_NO_QUEUE;
+}
+
+/*
+ * Count runnable @p, of weight @weight, in the clock of the queue its vtime
+ * is relative to (moving it from the one it counted in), or in none before
+ * its first queue.
+ */
+static __always_inline void count_weight(struct task_ctx *tctx, u32 weight)
+{
+	struct queue_clock *q;
+
+	if (tctx->counted_in == tctx->queue && tctx->counted_weight == weight)
+		return;
+	uncount_weight(tctx);
+	q = clock_of(tctx->queue);
+	if (!q)
+		return;
+	__sync_fetch_and_add(&q->weight, weight);
+	tctx->counted_in = tctx->queue;
+	tctx->counted_weight = weight;
+}
+
+/*
+ * The weight of @dsq's runnable tasks, at least @weight (the caller's own,
+ * counted or not yet).
+ */
+static __always_inline u64 queue_weight(u64 dsq, u32 weight)
+{
+	struct queue_clock *q = clock_of(dsq);
+	u64 total = q ? q->weight : 0;
+
+	return total > weight ? total : weight;
+}
+
+/*
+ * A task of @tctx's queue, of weight @weight, ran @delta ns on @cpu: drift
+ * the queue's frontier by delta * 1024 / W, as EEVDF's V moves (see the top
+ * of this file). Time run on a CPU that does not serve the queue (a task
+ * woken onto an idle CPU elsewhere) does not count.
+ */
+static __always_inline void drift_frontier(const struct task_ctx *tctx, u64 delta, u32 weight,
+					   s32 cpu)
+{
+	struct queue_clock *q;
+
+	if (tctx->counted_in != tctx->queue || !queue_served_by(tctx->queue, cpu))
+		return;
+	q = clock_of(tctx->queue);
+	if (q)
+		__sync_fetch_and_add(&q->frontier, delta * CADENCE_NICE_0_WEIGHT /
+							   queue_weight(tctx->queue, weight));
+}
+
+/*
+ * Advance @p's vtime for the CPU time it used on @cpu since it was last
+ * charged, and drift its queue's frontier.
+ */
+static __always_inline void charge_vtime(struct task_struct *p, struct task_ctx *tctx, s32 cpu,
+					 u64 now)
 {
 	u64 delta = now - tctx->charged_at;
+	u32 weight = task_weight(p);
 
-	if ((s64)delta > 0)
-		tctx->vtime += scale_by_weight_inverse(delta, task_weight(p));
+	if ((s64)delta > 0) {
+		tctx->vtime += scale_by_weight_inverse(delta, weight);
+		drift_frontier(tctx, delta, weight, cpu);
+	}
 	tctx->charged_at = now;
 }
 
 /*
- * Queue no task further behind @front than the policy's lag; true if
- * @tctx was behind it and was lifted.
+ * The most vtime a runnable task of @weight may be ahead of its queue's
+ * frontier, or behind it without having slept: two slices and a tick.
  */
-static __always_inline bool clamp_lagging_vtime(const struct cadence_policy *pol,
-						struct task_ctx *tctx, u64 front)
+static __always_inline u64 runnable_lag(const struct cadence_policy *pol, u32 weight)
+{
+	return scale_by_weight_inverse(2 * pol->slice_max_ns + CADENCE_TICK_OVERRUN_NS, weight);
+}
+
+/*
+ * Queue no task further behind @front than @lag; true if @tctx was behind
+ * it and was lifted.
+ */
+static __always_inline bool clamp_lagging_vtime(struct task_ctx *tctx, u64 front, u64 lag)
 {
 	/* Signed differences: right across wrap-around and near 0. */
-	u64 floor = front - pol->slice_lag_ns;
+	u64 floor = front - lag;
 
 	if (vtime_before(tctx->vtime, floor)) {
 		tctx->vtime = floor;
@@ -188,36 +350,60 @@ static __always_inline bool clamp_lagging_vtime(const struct cadence_policy *pol
 	return false;
 }
 
-/* Queue no task further ahead of @front than two slices and a tick. */
+/*
+ * The vtime @dsq's frontier drifts in CADENCE_MAX_WAIT_NS while all its
+ * CPUs run its tasks, of total weight at least @weight: a task this far
+ * ahead of it waits about that long.
+ */
+static __always_inline u64 max_wait_reach(u64 dsq, u32 weight)
+{
+	return CADENCE_MAX_WAIT_NS * queue_cpus(dsq) * CADENCE_NICE_0_WEIGHT /
+	       queue_weight(dsq, weight);
+}
+
+/*
+ * Queue no task further ahead of @front than two slices and a tick, nor
+ * than it can wait for (max_wait_reach()).
+ */
 static __always_inline void clamp_leading_vtime(const struct cadence_policy *pol,
 						const struct task_struct *p, struct task_ctx *tctx,
 						u64 front)
 {
-	u64 lead = scale_by_weight_inverse(2 * pol->slice_max_ns + CADENCE_TICK_OVERRUN_NS,
-					   task_weight(p));
-	u64 ceiling = front + lead;
+	u32 weight = task_weight(p);
+	u64 lead = runnable_lag(pol, weight);
+	u64 reach = max_wait_reach(tctx->queue, weight);
+	u64 ceiling = front + (reach < lead ? reach : lead);
 
-	if (vtime_before(ceiling, tctx->vtime))
+	if (vtime_before(ceiling, tctx->vtime)) {
 		tctx->vtime = ceiling;
+		if (reach < lead)
+			stat_inc(enq_wait_cap);
+	}
 }
 
-/* Make @tctx's vtime relative to @dsq's frontier, keeping its lag. */
-static __always_inline void rebase_vtime(struct task_ctx *tctx, u64 dsq)
+/*
+ * Make runnable @p's vtime relative to @dsq's frontier, keeping its lag,
+ * and count its weight there.
+ */
+static __always_inline void rebase_vtime(const struct task_struct *p, struct task_ctx *tctx,
+					 u64 dsq)
 {
 	if (tctx->queue == CADENCE_NO_QUEUE)
 		tctx->vtime = frontier(dsq);
 	else if (tctx->queue != dsq)
 		tctx->vtime = tctx->vtime - frontier(tctx->queue) + frontier(dsq);
 	tctx->queue = dsq;
+	count_weight(tctx, task_weight(p));
 }
 
 /*
  * Bound @tctx's lag both ways around the frontier of the queue its vtime is
- * relative to; true if the lower bound lifted it. A task with no queue yet
- * starts level with its first one (rebase_vtime()).
+ * relative to, below by the policy's lag if @waking, else by
+ * runnable_lag(); true if the lower bound lifted it. A task with no queue
+ * yet starts level with its first one (rebase_vtime()).
  */
 static __always_inline bool bound_lag(const struct cadence_policy *pol, const struct task_struct *p,
-				      struct task_ctx *tctx)
+				      struct task_ctx *tctx, bool waking)
 {
 	u64 front;
 	bool lifted;
@@ -225,7 +411,8 @@ static __always_inline bool bound_lag(const struct cadence_policy *pol, const st
 	if (tctx->queue == CADENCE_NO_QUEUE)
 		return false;
 	front = frontier(tctx->queue);
-	lifted = clamp_lagging_vtime(pol, tctx, front);
+	lifted = clamp_lagging_vtime(
+		tctx, front, waking ? pol->slice_lag_ns : runnable_lag(pol, task_weight(p)));
 	clamp_leading_vtime(pol, p, tctx, front);
 	return lifted;
 }
@@ -238,8 +425,8 @@ static __always_inline bool vtime_for_queue(const struct cadence_policy *pol,
 					    const struct task_struct *p, struct task_ctx *tctx,
 					    u64 dsq)
 {
-	rebase_vtime(tctx, dsq);
-	return bound_lag(pol, p, tctx);
+	rebase_vtime(p, tctx, dsq);
+	return bound_lag(pol, p, tctx, false);
 }
 
 /* Tasks queued in @dsq, 0 if it does not exist. */

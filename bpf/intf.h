@@ -202,6 +202,11 @@ struct cadence_cpu_stats {
 	u64 enq_lag_floor;
 	u64 dispatch_balance;
 	u64 enq_kick_idle;
+	/*
+	 * Leads cut so that a task waits at most CADENCE_MAX_WAIT_NS for its
+	 * turn (fair.bpf.h), mostly low-weight tasks under heavy load.
+	 */
+	u64 enq_wait_cap;
 };
 
 #include "intf_util.h"

@@ -213,7 +213,8 @@ static __always_inline bool take_head(const struct queue_head *q, s32 cpu)
  * idle CPU since, or moved here) is moved into the frame of this CPU's LLC
  * queue, where it would be queued, and counts as in that queue.
  */
-static __always_inline struct queue_head *home_queue(struct task_ctx *pctx, struct queue_head *own,
+static __always_inline struct queue_head *home_queue(const struct task_struct *prev,
+						     struct task_ctx *pctx, struct queue_head *own,
 						     struct queue_head *llc,
 						     struct queue_head **other)
 {
@@ -221,7 +222,7 @@ static __always_inline struct queue_head *home_queue(struct task_ctx *pctx, stru
 		*other = llc;
 		return own;
 	}
-	rebase_vtime(pctx, llc->dsq_id);
+	rebase_vtime(prev, pctx, llc->dsq_id);
 	*other = own;
 	return llc;
 }
@@ -248,7 +249,7 @@ void BPF_STRUCT_OPS(cadence_dispatch, s32 cpu, struct task_struct *prev)
 	if (prev && (prev->scx.flags & SCX_TASK_QUEUED)) {
 		pctx = lookup_task_ctx(prev);
 		if (pctx)
-			charge_vtime(prev, pctx, now);
+			charge_vtime(prev, pctx, cpu, now);
 	}
 
 	peek_head(&own_q, cpu_dsq(cpu));
@@ -272,9 +273,9 @@ void BPF_STRUCT_OPS(cadence_dispatch, s32 cpu, struct task_struct *prev)
 	}
 
 	if (pctx) {
-		home = home_queue(pctx, &own_q, &llc_q, &other);
+		home = home_queue(prev, pctx, &own_q, &llc_q, &other);
 		/* Woken onto an idle CPU, it was never queued: bound it now. */
-		bound_lag(&pol, prev, pctx);
+		bound_lag(&pol, prev, pctx, false);
 	}
 	if (pctx && home && other && (!home->present || !vtime_before(home->vtime, pctx->vtime))) {
 		/*
@@ -320,9 +321,15 @@ void BPF_STRUCT_OPS(cadence_runnable, struct task_struct *p, u64 enq_flags)
 	if (!tctx)
 		return;
 	util_runnable(tctx, scx_bpf_now(), enq_flags);
+	/* It weighs in its queue's clock while runnable (fair.bpf.h). */
+	count_weight(tctx, task_weight(p));
 	policy_snapshot(&pol);
-	/* select_cpu() may run it without enqueue(): bound its lag here too. */
-	if (bound_lag(&pol, p, tctx))
+	/*
+	 * select_cpu() may run it without enqueue(): bound its lag here too,
+	 * by the wake-up lag only if it slept (not for a nice or affinity
+	 * change, which dequeues and requeues it).
+	 */
+	if (bound_lag(&pol, p, tctx, enq_flags & SCX_ENQ_WAKEUP))
 		stat_inc(enq_lag_floor);
 	cpufreq_runnable(p, tctx, &pol, enq_flags);
 }
@@ -356,7 +363,7 @@ void BPF_STRUCT_OPS(cadence_stopping, struct task_struct *p, bool runnable)
 
 	if (!tctx)
 		return;
-	charge_vtime(p, tctx, now);
+	charge_vtime(p, tctx, cpu, now);
 	util_stopping(p, tctx, cpu, now);
 }
 
@@ -364,9 +371,11 @@ void BPF_STRUCT_OPS(cadence_quiescent, struct task_struct *p, u64 deq_flags)
 {
 	struct task_ctx *tctx = lookup_task_ctx(p);
 
+	if (!tctx)
+		return;
+	uncount_weight(tctx);
 	/* util_est learns from sleeps only (SCX_DEQ_SLEEP). */
-	if (tctx)
-		util_quiescent(p, tctx, deq_flags);
+	util_quiescent(p, tctx, deq_flags);
 }
 
 void BPF_STRUCT_OPS(cadence_tick, struct task_struct *p)
@@ -402,6 +411,24 @@ void BPF_STRUCT_OPS(cadence_enable, struct task_struct *p)
 		tctx->queue = CADENCE_NO_QUEUE;
 }
 
+void BPF_STRUCT_OPS(cadence_disable, struct task_struct *p)
+{
+	struct task_ctx *tctx = lookup_task_ctx(p);
+
+	/* Leaving sched_ext runnable (a class change) takes its weight out. */
+	if (tctx)
+		uncount_weight(tctx);
+}
+
+void BPF_STRUCT_OPS(cadence_set_weight, struct task_struct *p, u32 weight)
+{
+	struct task_ctx *tctx = lookup_task_ctx(p);
+
+	/* Reniced while runnable: its queue's clock weighs the new weight. */
+	if (tctx && tctx->counted_in != CADENCE_NO_QUEUE)
+		count_weight(tctx, task_weight(p));
+}
+
 void BPF_STRUCT_OPS(cadence_update_idle, s32 cpu, bool idle)
 {
 	struct cadence_policy pol;
@@ -421,6 +448,8 @@ s32 BPF_STRUCT_OPS(cadence_init_task, struct task_struct *p, struct scx_init_tas
 	tctx = bpf_task_storage_get(&task_ctxs, p, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!tctx)
 		return -ENOMEM;
+	tctx->queue = CADENCE_NO_QUEUE;
+	tctx->counted_in = CADENCE_NO_QUEUE;
 	util_init_task(tctx);
 	return 0;
 }
@@ -466,8 +495,9 @@ void BPF_STRUCT_OPS(cadence_dump, struct scx_dump_ctx *dctx)
 		     pol.cpufreq_floor_util, pol.cpufreq_band, pol.cpufreq_interval_ns,
 		     pol.cpufreq_down_hold_ns, pol.cpufreq_iowait_boost);
 	bpf_for (llc, 0, nr_llcs) {
-		scx_bpf_dump("  llc %u: cpus=%u queued=%d frontier=%llu\n", llc, llc_cpus(llc),
-			     scx_bpf_dsq_nr_queued(llc_dsq(llc)), frontier(llc_dsq(llc)));
+		scx_bpf_dump("  llc %u: cpus=%u queued=%d frontier=%llu weight=%llu\n", llc,
+			     llc_cpus(llc), scx_bpf_dsq_nr_queued(llc_dsq(llc)),
+			     frontier(llc_dsq(llc)), queue_weight(llc_dsq(llc), 0));
 	}
 }
 
@@ -536,6 +566,8 @@ SCX_OPS_DEFINE(cadence_ops,
 	       .tick = (void *)cadence_tick,
 	       .update_idle = (void *)cadence_update_idle,
 	       .enable = (void *)cadence_enable,
+	       .disable = (void *)cadence_disable,
+	       .set_weight = (void *)cadence_set_weight,
 	       .init_task = (void *)cadence_init_task,
 	       .exit_task = (void *)cadence_exit_task,
 	       .cpu_online = (void *)cadence_cpu_online,

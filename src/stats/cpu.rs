@@ -79,12 +79,13 @@ cpu_metrics! {
     enq_lag_floor: "Wake-ups or enqueues that lifted a task (mostly one that slept) to a lag behind its queue's frontier",
     dispatch_balance: "Dispatches taken by a busy CPU from an LLC with more waiting per CPU",
     enq_kick_idle: "Idle CPUs woken for a task queued in an LLC DSQ",
+    enq_wait_cap: "Leads cut so that a task waits at most 1 s for its turn (mostly low-weight tasks under heavy load)",
 }
 
 /// One line of counters, grouped as `--stats` prints them.
 pub fn format_counters(m: &CpuMetrics) -> String {
     format!(
-        "wake: prev-core {} llc-core {} core {} prev {} llc {} any {} busy {} | place: prev-small {} idle-big {} idle-small {} near-small {} near-big {} near-llc {} any {} busy {} | enq: pinned {} idle {} llc {} lag-floor {} kick {} | dsp: own {} llc {} steal {} balance {} keep {} | preempt {} | policy gen {} refresh {}",
+        "wake: prev-core {} llc-core {} core {} prev {} llc {} any {} busy {} | place: prev-small {} idle-big {} idle-small {} near-small {} near-big {} near-llc {} any {} busy {} | enq: pinned {} idle {} llc {} lag-floor {} wait-cap {} kick {} | dsp: own {} llc {} steal {} balance {} keep {} | preempt {} | policy gen {} refresh {}",
         m.select_prev_core,
         m.select_llc_core,
         m.select_any_core,
@@ -104,6 +105,7 @@ pub fn format_counters(m: &CpuMetrics) -> String {
         m.enq_idle,
         m.enq_llc,
         m.enq_lag_floor,
+        m.enq_wait_cap,
         m.enq_kick_idle,
         m.dispatch_cpu,
         m.dispatch_llc,
