@@ -215,6 +215,7 @@ static __always_inline void idle_exit(u32 cpu, u64 now)
 	struct cadence_idle_states *s = bpf_map_lookup_elem(&idle_states, &cpu);
 	struct cadence_idle_table *t = bpf_map_lookup_elem(&idle_table, &cpu);
 	struct cadence_idle_cpu *c = this_idle_cpu();
+	struct cadence_idle_ideals ideals;
 	struct cadence_idle_period *ev;
 	struct cadence_idle_ctl *ctl;
 	struct cadence_policy pol;
@@ -231,7 +232,8 @@ static __always_inline void idle_exit(u32 cpu, u64 now)
 	policy_snapshot(&pol);
 
 	idle_sync_work(c, t);
-	idle_learn(&c->work, s, &pol, &c->entry, duration);
+	idle_ideals(s, duration, &ideals);
+	idle_learn(&c->work, s, &pol, &c->entry, duration, &ideals);
 	if (now - c->published_ns >= CADENCE_IDLE_PUBLISH_NS) {
 		c->published_ns = now;
 		bpf_spin_lock(&t->lock);
@@ -246,12 +248,12 @@ static __always_inline void idle_exit(u32 cpu, u64 now)
 
 	ctl = bpf_map_lookup_elem(&idle_ctl, &zero);
 	kernel_indices = ctl && ctl->kernel_indices;
-	idle_score(&c->scores, s, &c->entry, duration, kernel_indices);
+	idle_score(&c->scores, s, &c->entry, &ideals, kernel_indices);
 	c->periods++;
 	if (!ctl || c->record_gen != READ_ONCE(ctl->record_gen) || !(c->record_gen & 1))
 		return;
 
-	idle_score(&c->record_scores, s, &c->entry, duration, kernel_indices);
+	idle_score(&c->record_scores, s, &c->entry, &ideals, kernel_indices);
 	ev = bpf_ringbuf_reserve(&idle_trace, sizeof(*ev), 0);
 	if (!ev) {
 		c->record_drops++;

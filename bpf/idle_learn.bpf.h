@@ -247,31 +247,42 @@ __noinline int teo_learn(struct cadence_idle_learned *t, const struct cadence_id
 	return 0;
 }
 
+/* The states a period justified, by enum cadence_idle_ideal. */
+struct cadence_idle_ideals {
+	u32 of[CADENCE_IDLE_IDEALS];
+};
+
 /*
- * The state a period of @duration_ns justified: the deepest enabled state
- * whose target residency (plus its exit latency, for
- * CADENCE_IDLE_IDEAL_EXIT) it lasted; the shallowest enabled state if none.
+ * The states a period of @duration_ns justified, both in one pass over the
+ * states (the exit is the learner's hot path): the deepest enabled state
+ * whose target residency (CADENCE_IDLE_IDEAL_RESIDENCY), or residency plus
+ * exit latency (CADENCE_IDLE_IDEAL_EXIT), it lasted; the shallowest
+ * enabled state if none.
  */
-__noinline int idle_ideal(const struct cadence_idle_states *s, u64 duration_ns, u32 kind)
+__noinline int idle_ideals(const struct cadence_idle_states *s, u64 duration_ns,
+			   struct cadence_idle_ideals *out)
 {
-	u32 i, ideal = 0;
+	u32 i, residency = 0, exit = 0;
 	bool found = false;
 	u64 need;
 
-	if (!s)
+	if (!s || !out)
 		return 0;
 	idle_for(i, 0, idle_nr(s))
 	{
 		if (!idle_enabled(s, i))
 			continue;
 		need = s->residency_ns[st(i)];
-		if (kind == CADENCE_IDLE_IDEAL_EXIT)
-			need += s->exit_latency_ns[st(i)];
 		if (!found || need <= duration_ns)
-			ideal = i;
+			residency = i;
+		need += s->exit_latency_ns[st(i)];
+		if (!found || need <= duration_ns)
+			exit = i;
 		found = true;
 	}
-	return ideal;
+	out->of[CADENCE_IDLE_IDEAL_RESIDENCY] = residency;
+	out->of[CADENCE_IDLE_IDEAL_EXIT] = exit;
+	return 0;
 }
 
 /* Seed 003's pick from the row of teo's choice @row. */
@@ -407,19 +418,21 @@ static __always_inline void idle_predict(struct cadence_idle_learned *t,
 	e->sleep_length_ns = sleep_length;
 }
 
-/* At idle exit: both learn from the period @e started. */
+/*
+ * At idle exit: both learn from the period @e started, which lasted
+ * @duration_ns and justified @ideals (idle_ideals()).
+ */
 static __always_inline void idle_learn(struct cadence_idle_learned *t,
 				       const struct cadence_idle_states *s,
 				       const struct cadence_policy *pol,
-				       const struct cadence_idle_entry *e, u64 duration_ns)
+				       const struct cadence_idle_entry *e, u64 duration_ns,
+				       const struct cadence_idle_ideals *ideals)
 {
-	u32 target = idle_ideal(s, duration_ns, CADENCE_IDLE_IDEAL_RESIDENCY);
-
 	/* Fresh (or for other states): it starts as the prediction did. */
 	if (t->nr_states != s->nr)
 		idle_table_init(t, s->nr);
 	teo_learn(t, s, e, duration_ns);
-	weighted_learn(t, s, e->teo, target, pol);
+	weighted_learn(t, s, e->teo, ideals->of[CADENCE_IDLE_IDEAL_RESIDENCY], pol);
 	t->periods++;
 }
 
@@ -435,19 +448,20 @@ static __always_inline void idle_count(struct cadence_idle_scores *sc, u32 src, 
 }
 
 /*
- * Score a period: each source's choice against both ideals. The kernel's
+ * Score a period: each source's choice against both @ideals. The kernel's
  * state counts only where @kernel_indices says its indices are ours.
  */
 static __always_inline void idle_score(struct cadence_idle_scores *sc,
 				       const struct cadence_idle_states *s,
-				       const struct cadence_idle_entry *e, u64 duration_ns,
+				       const struct cadence_idle_entry *e,
+				       const struct cadence_idle_ideals *ideals,
 				       bool kernel_indices)
 {
 	u32 kind, ideal;
 
 	idle_for(kind, 0, CADENCE_IDLE_IDEALS)
 	{
-		ideal = idle_ideal(s, duration_ns, kind);
+		ideal = ideals->of[kind];
 		idle_count(sc, CADENCE_IDLE_SRC_TEO, kind, e->teo, ideal);
 		idle_count(sc, CADENCE_IDLE_SRC_WEIGHTED, kind, e->weighted, ideal);
 		if (kernel_indices && e->kernel >= 0 && (u32)e->kernel < s->nr)

@@ -33,6 +33,7 @@ static long replay_step(u64 i, void *unused)
 {
 	struct cadence_idle_replay *r;
 	struct cadence_idle_period *p;
+	struct cadence_idle_ideals ideals;
 	struct cadence_idle_entry *e;
 	u32 zero = 0;
 
@@ -43,8 +44,9 @@ static long replay_step(u64 i, void *unused)
 	e = &r->entries[i];
 	idle_predict(&r->table, &r->states, &r->policy, p->sleep_length_ns, p->rand,
 		     p->kernel_state, e);
-	idle_learn(&r->table, &r->states, &r->policy, e, p->duration_ns);
-	idle_score(&r->scores, &r->states, e, p->duration_ns, r->kernel_indices);
+	idle_ideals(&r->states, p->duration_ns, &ideals);
+	idle_learn(&r->table, &r->states, &r->policy, e, p->duration_ns, &ideals);
+	idle_score(&r->scores, &r->states, e, &ideals, r->kernel_indices);
 	return 0;
 }
 
