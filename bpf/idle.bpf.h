@@ -195,9 +195,14 @@ static __always_inline void idle_enter(u32 cpu, s32 kernel_state, u64 now)
 	if (c->entry_ns)
 		c->lost_exits++;
 	idle_sync_work(c, t);
-	idle_follow_record(c, ctl, cpu);
-
-	rand = bpf_get_prandom_u32();
+	/*
+	 * Only the random pick draws, and a recording keeps a draw for its
+	 * replays; the heaviest pick skips the helper call.
+	 */
+	if (idle_follow_record(c, ctl, cpu) || pol.idle_pick == CADENCE_IDLE_PICK_RANDOM)
+		rand = bpf_get_prandom_u32();
+	else
+		rand = 0;
 	idle_predict(&c->work, s, &pol, sleep_length, rand, kernel_state, &e);
 
 	c->entry = e;
@@ -232,7 +237,6 @@ static __always_inline void idle_exit(u32 cpu, u64 now)
 	policy_snapshot(&pol);
 
 	idle_sync_work(c, t);
-	idle_ideals(s, duration, &ideals);
 	idle_learn(&c->work, s, &pol, &c->entry, duration, &ideals);
 	if (now - c->published_ns >= CADENCE_IDLE_PUBLISH_NS) {
 		c->published_ns = now;

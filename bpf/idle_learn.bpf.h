@@ -205,14 +205,28 @@ __noinline int teo_choose(const struct cadence_idle_learned *t, const struct cad
 	return idx;
 }
 
-/* teo_update() after a period of @duration_ns that teo had chosen @e->teo for. */
-__noinline int teo_learn(struct cadence_idle_learned *t, const struct cadence_idle_states *s,
-			 const struct cadence_idle_entry *e, u64 duration_ns)
-{
-	u32 i, idx_timer = 0, idx_duration = 0;
-	u64 measured = duration_ns, sleep, lat;
+/* The states a period justified, by enum cadence_idle_ideal. */
+struct cadence_idle_ideals {
+	u32 of[CADENCE_IDLE_IDEALS];
+};
 
-	if (!t || !s || !e)
+/*
+ * teo_update() after a period of @duration_ns that teo had chosen @e->teo
+ * for; and, in the same pass over the states (the exit is the learner's hot
+ * path), the states the period justified, into @ideals: the deepest
+ * enabled state whose target residency (CADENCE_IDLE_IDEAL_RESIDENCY), or
+ * residency plus exit latency (CADENCE_IDLE_IDEAL_EXIT), it lasted; the
+ * shallowest enabled state if none.
+ */
+__noinline int teo_learn(struct cadence_idle_learned *t, const struct cadence_idle_states *s,
+			 const struct cadence_idle_entry *e, u64 duration_ns,
+			 struct cadence_idle_ideals *ideals)
+{
+	u32 i, idx_timer = 0, idx_duration = 0, ideal_residency = 0, ideal_exit = 0;
+	u64 measured = duration_ns, sleep, lat, need;
+	bool found = false;
+
+	if (!t || !s || !e || !ideals)
 		return 0;
 	sleep = e->sleep_length_used ? e->sleep_length_ns : CADENCE_IDLE_ENDLESS;
 	lat = e->teo < CADENCE_IDLE_MAX_STATES ? s->exit_latency_ns[st(e->teo)] : 0;
@@ -237,51 +251,24 @@ __noinline int teo_learn(struct cadence_idle_learned *t, const struct cadence_id
 			if (s->residency_ns[st(i)] <= measured)
 				idx_duration = i;
 		}
+		if (!idle_enabled(s, i))
+			continue;
+		need = s->residency_ns[st(i)];
+		if (!found || need <= duration_ns)
+			ideal_residency = i;
+		need += s->exit_latency_ns[st(i)];
+		if (!found || need <= duration_ns)
+			ideal_exit = i;
+		found = true;
 	}
+	ideals->of[CADENCE_IDLE_IDEAL_RESIDENCY] = ideal_residency;
+	ideals->of[CADENCE_IDLE_IDEAL_EXIT] = ideal_exit;
 	if (idx_timer == idx_duration)
 		t->hits[st(idx_timer)] += CADENCE_TEO_PULSE;
 	else
 		t->intercepts[st(idx_duration)] += CADENCE_TEO_PULSE;
 	t->total -= t->total >> CADENCE_TEO_DECAY_SHIFT;
 	t->total += CADENCE_TEO_PULSE;
-	return 0;
-}
-
-/* The states a period justified, by enum cadence_idle_ideal. */
-struct cadence_idle_ideals {
-	u32 of[CADENCE_IDLE_IDEALS];
-};
-
-/*
- * The states a period of @duration_ns justified, both in one pass over the
- * states (the exit is the learner's hot path): the deepest enabled state
- * whose target residency (CADENCE_IDLE_IDEAL_RESIDENCY), or residency plus
- * exit latency (CADENCE_IDLE_IDEAL_EXIT), it lasted; the shallowest
- * enabled state if none.
- */
-__noinline int idle_ideals(const struct cadence_idle_states *s, u64 duration_ns,
-			   struct cadence_idle_ideals *out)
-{
-	u32 i, residency = 0, exit = 0;
-	bool found = false;
-	u64 need;
-
-	if (!s || !out)
-		return 0;
-	idle_for(i, 0, idle_nr(s))
-	{
-		if (!idle_enabled(s, i))
-			continue;
-		need = s->residency_ns[st(i)];
-		if (!found || need <= duration_ns)
-			residency = i;
-		need += s->exit_latency_ns[st(i)];
-		if (!found || need <= duration_ns)
-			exit = i;
-		found = true;
-	}
-	out->of[CADENCE_IDLE_IDEAL_RESIDENCY] = residency;
-	out->of[CADENCE_IDLE_IDEAL_EXIT] = exit;
 	return 0;
 }
 
@@ -420,18 +407,18 @@ static __always_inline void idle_predict(struct cadence_idle_learned *t,
 
 /*
  * At idle exit: both learn from the period @e started, which lasted
- * @duration_ns and justified @ideals (idle_ideals()).
+ * @duration_ns; the states it justified go to @ideals (teo_learn()).
  */
 static __always_inline void idle_learn(struct cadence_idle_learned *t,
 				       const struct cadence_idle_states *s,
 				       const struct cadence_policy *pol,
 				       const struct cadence_idle_entry *e, u64 duration_ns,
-				       const struct cadence_idle_ideals *ideals)
+				       struct cadence_idle_ideals *ideals)
 {
 	/* Fresh (or for other states): it starts as the prediction did. */
 	if (t->nr_states != s->nr)
 		idle_table_init(t, s->nr);
-	teo_learn(t, s, e, duration_ns);
+	teo_learn(t, s, e, duration_ns, ideals);
 	weighted_learn(t, s, e->teo, ideals->of[CADENCE_IDLE_IDEAL_RESIDENCY], pol);
 	t->periods++;
 }

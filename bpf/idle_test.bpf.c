@@ -44,7 +44,6 @@ static long replay_step(u64 i, void *unused)
 	e = &r->entries[i];
 	idle_predict(&r->table, &r->states, &r->policy, p->sleep_length_ns, p->rand,
 		     p->kernel_state, e);
-	idle_ideals(&r->states, p->duration_ns, &ideals);
 	idle_learn(&r->table, &r->states, &r->policy, e, p->duration_ns, &ideals);
 	idle_score(&r->scores, &r->states, e, &ideals, r->kernel_indices);
 	return 0;
