@@ -26,6 +26,21 @@ bpf_cost() {
 	bpftool -j prog show | python3 "$VM_ROOT/bench/bpf_cost.py" "$name" >>"$bpf"
 }
 
+# cyclic PREFIX: cyclictest, one thread per CPU, every 1 ms for 8 s, its
+# histogram read by cyclic_hist.py; records PREFIX_{avg,max,p50,p99,p999}_us.
+# The histogram spans 20 ms: a wake-up later than that counts as 20 ms.
+cyclic() {
+	local avg max p50 p99 p999
+	cyclictest --policy=other -t "$nproc" -i 1000 -D 8 -q -m -h 20000 2>/dev/null |
+		python3 "$VM_ROOT/bench/cyclic_hist.py" >"$VM_OUT/cyc"
+	read -r avg max p50 p99 p999 <"$VM_OUT/cyc" || return 0
+	record "$1_avg_us" "$avg"
+	record "$1_max_us" "$max"
+	record "$1_p50_us" "$p50"
+	record "$1_p99_us" "$p99"
+	record "$1_p999_us" "$p999"
+}
+
 sysctl -qw kernel.bpf_stats_enabled=1
 for round in $(seq "$rounds"); do
 	n=${#scheds[@]}
@@ -61,17 +76,22 @@ for round in $(seq "$rounds"); do
 		record pipe_s "$t"
 
 		# cyclictest at normal priority (SCHED_OTHER, so sched_ext schedules
-		# it) with every CPU busy: wake-up latency in microseconds.
+		# it): wake-up latency in microseconds, with every CPU busy ...
 		stress-ng --cpu "$nproc" --timeout 12s >/dev/null 2>&1 &
 		load=$!
 		sleep 1
-		cyclictest --policy=other -t "$nproc" -i 1000 -D 8 -q -m 2>/dev/null |
-			awk '/Avg:/ { for (i = 1; i <= NF; i++) { if ($i == "Avg:") s += $(i + 1); if ($i == "Max:" && $(i + 1) > m) m = $(i + 1) } n++ }
-			     END { if (n) printf "%.1f %d\n", s / n, m }' >"$VM_OUT/cyc"
+		cyclic cyclictest
 		wait $load
-		read -r avg max <"$VM_OUT/cyc"
-		record cyclictest_avg_us "$avg"
-		record cyclictest_max_us "$max"
+		# ... and while hackbench runs, back to back (short sleepers and
+		# wakers competing with it, not only CPU hogs).
+		(
+			end=$((SECONDS + 11))
+			while [ $SECONDS -lt $end ]; do hackbench -g 2 -l 100 >/dev/null 2>&1; done
+		) &
+		load=$!
+		sleep 1
+		cyclic cyclictest_hackbench
+		wait $load
 
 		if [ -n "$pid" ]; then
 			bpf_cost

@@ -26,14 +26,32 @@ bench_setup() {
 # Peer schedulers from crates.io, built the same way as scx_cadence into
 # $CACHE/peers (about 6 min, once).
 BPFLAND_VERSION=1.1.4
+# shellcheck disable=SC2034 # used by the scripts that source this one
 BPFLAND=$CACHE/peers/bin/scx_bpfland
+
+# scx_lavd, the latency-criticality peer (issue 14), of the same scx
+# release as scx_bpfland.
+LAVD_VERSION=1.1.4
+# shellcheck disable=SC2034 # used by the scripts that source this one
+LAVD=$CACHE/peers/bin/scx_lavd
+
+# install_peer NAME VERSION: builds NAME@VERSION into $CACHE/peers unless
+# that version is there.
+install_peer() {
+	local have
+	have=$("$CACHE/peers/bin/$1" --version 2>/dev/null || true)
+	if [[ $have != *"$2"* ]]; then
+		echo "bench: cargo install $1@$2 (once)"
+		cargo install -q --locked "$1@$2" --root "$CACHE/peers"
+	fi
+}
 
 # install_bpfland: builds scx_bpfland@BPFLAND_VERSION unless it is there.
 install_bpfland() {
-	local have
-	have=$("$BPFLAND" --version 2>/dev/null || true)
-	if [[ $have != *"$BPFLAND_VERSION"* ]]; then
-		echo "bench: cargo install scx_bpfland@$BPFLAND_VERSION (once)"
-		cargo install -q --locked "scx_bpfland@$BPFLAND_VERSION" --root "$CACHE/peers"
-	fi
+	install_peer scx_bpfland "$BPFLAND_VERSION"
+}
+
+# install_lavd: builds scx_lavd@LAVD_VERSION unless it is there.
+install_lavd() {
+	install_peer scx_lavd "$LAVD_VERSION"
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Benchmarks EEVDF (the kernel's default), scx_cadence and scx_bpfland side by
-# side in one VM boot, alternating them round by round, and writes a table of
+# Benchmarks EEVDF (the kernel's default), scx_cadence, scx_bpfland and
+# scx_lavd side by side in one VM boot, alternating them round by round, and writes a table of
 # medians and ratios against EEVDF to bench/results/<date>-<commit>.md.
 #   bench/run.sh [ROUNDS]    (default 5)
 # No assertions: under TCG timings move by tens of percent from run to run,
@@ -15,6 +15,7 @@ rounds=${1:-5}
 check_count "bench/run.sh" "$rounds"
 bench_setup
 install_bpfland
+install_lavd
 bpfland=$BPFLAND
 
 # scx_cadence as it was before utilization tracking (issue 4): the same
@@ -36,7 +37,8 @@ mkdir -p "$out"
 	bash "$ROOT/bench/guest.sh" "$rounds" eevdf \
 	"scx_cadence=$ROOT/target/release/scx_cadence" \
 	"scx_cadence_base=$base/target/release/scx_cadence" \
-	"scx_bpfland=$bpfland"
+	"scx_bpfland=$bpfland" \
+	"scx_lavd=$LAVD"
 
 date=$(date +%Y-%m-%d)
 # One file per date and commit: a later run never overwrites a recorded one.
@@ -52,7 +54,7 @@ result=$ROOT/bench/results/$date-$(git -C "$ROOT" rev-parse --short HEAD).md
 	echo "  $(free -g | awk '/Mem:/ { print $2 }') GiB, $(. /etc/os-release && echo "$PRETTY_NAME"), kernel $(uname -r)."
 	echo "- Guest: QEMU TCG on one host thread (no KVM), $cpus vCPUs, 2 GiB, Debian kernel $SCX_CADENCE_KERNEL_VERSION,"
 	echo "  virtme-ng with the host's root file system."
-	echo "- Peers: scx_bpfland $BPFLAND_VERSION from crates.io, default options;"
+	echo "- Peers: scx_bpfland $BPFLAND_VERSION and scx_lavd $LAVD_VERSION from crates.io, default options;"
 	echo "  scx_cadence_base is scx_cadence at $BASE_COMMIT, before utilization tracking."
 	echo
 	echo "Medians; in parentheses the ratio to EEVDF's median (lower is better)."

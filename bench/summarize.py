@@ -16,7 +16,15 @@ METRICS = {
     "hackbench_s": "hackbench -g 4 -l 200 (s)",
     "pipe_s": "perf bench sched pipe -l 20000 (s)",
     "cyclictest_avg_us": "cyclictest avg, all CPUs busy (us)",
+    "cyclictest_p50_us": "cyclictest p50, all CPUs busy (us)",
+    "cyclictest_p99_us": "cyclictest p99, all CPUs busy (us)",
+    "cyclictest_p999_us": "cyclictest p99.9, all CPUs busy (us)",
     "cyclictest_max_us": "cyclictest max, all CPUs busy (us)",
+    "cyclictest_hackbench_avg_us": "cyclictest avg, beside hackbench (us)",
+    "cyclictest_hackbench_p50_us": "cyclictest p50, beside hackbench (us)",
+    "cyclictest_hackbench_p99_us": "cyclictest p99, beside hackbench (us)",
+    "cyclictest_hackbench_p999_us": "cyclictest p99.9, beside hackbench (us)",
+    "cyclictest_hackbench_max_us": "cyclictest max, beside hackbench (us)",
 }
 
 
