@@ -1,5 +1,5 @@
 // Compiles bpf/ into the scheduler's skeleton (OUT_DIR/bpf_skel.rs), the
-// test-only PELT, cpufreq and placement programs and the idle learner's
+// test-only PELT, cpufreq, placement and deadline programs and the idle learner's
 // replay program into OUT_DIR/*_test_skel.rs, and turns
 // bpf/intf.h into Rust bindings (OUT_DIR/bpf_intf.rs). scx_cargo ships the
 // sched_ext headers and vmlinux.h. It runs $BPF_CLANG (default `clang`),
@@ -33,6 +33,13 @@ fn main() {
         .enable_skel("bpf/place_test.bpf.c", "place_test")
         .build()
         .expect("building the BPF placement test program failed");
+    // And for bpf/deadline.bpf.h, virtual deadlines, eligibility and the
+    // wake-up preemption decision.
+    scx_cargo::BpfBuilder::new()
+        .expect(NO_CLANG)
+        .enable_skel("bpf/deadline_test.bpf.c", "deadline_test")
+        .build()
+        .expect("building the BPF deadline test program failed");
     // And for bpf/idle_learn.bpf.h, the idle-state learner, which
     // `scx_cadence idle replay` runs too (so not only under cfg(test)).
     scx_cargo::BpfBuilder::new()

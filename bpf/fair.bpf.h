@@ -2,14 +2,20 @@
 /*
  * Weighted fairness: every task carries a virtual time that advances by
  * delta_ns * 1024 / weight while it runs (weight.bpf.h), and DSQs are ordered
- * by it, so over time CPU shares converge to the weight ratios, as in
- * CFS/EEVDF.
+ * by its virtual deadline, vtime plus its slice in virtual time
+ * (deadline.bpf.h), so over time CPU shares converge to the weight ratios, as
+ * in CFS/EEVDF. Slices are scaled by weight (task_slice()), so a slice is the
+ * same virtual time for every task queued on one CPU at one time, and the
+ * deadline order is the vtime order but where the slice floor or ceiling
+ * clamps it (low weights under load, high weights when few tasks wait) or
+ * the queue was longer when a task was queued (a shorter slice, an earlier
+ * deadline), as EEVDF's is.
  *
  * Each queue (a CPU's own DSQ of pinned tasks, an LLC's shared DSQ) has its
  * own frontier, which moves two ways:
- *   - it follows the earliest work queued there: a CPU that takes a head
- *     ahead of it (or keeps running a task no queued one is ahead of) moves
- *     it up to that vtime;
+ *   - it follows the work taken from it: a task taken from the queue moves
+ *     it up to the task's vtime when it starts running (as does a CPU that
+ *     keeps running a task no queued one is due before);
  *   - it drifts as EEVDF's average vruntime V does: each time a task of the
  *     queue is charged delta ns on a CPU serving the queue, the frontier
  *     moves by delta * 1024 / W, W the sum of the weights of the queue's
@@ -65,12 +71,14 @@
  * A task that keeps up with its queue never meets either bound, so weights
  * are exact among the tasks of each queue. (Not quite while the head of an
  * LLC queue may not run on the CPUs serving it: move_to_local() skips it,
- * the frontier waits at its vtime, and later tasks meet the upper bound.)
+ * the frontier follows the task taken instead, and the head falls behind
+ * it until a CPU it may use takes it.)
  *
- * Between the heads of two queues (a CPU's own and its LLC's), vtimes are
+ * Between the heads of two queues (a CPU's own and its LLC's), deadlines are
  * in different frames and say nothing about which is due: the CPU takes the
  * head that has waited longer (p->scx.runnable_at, the clock of the kernel's
- * watchdog), then the one further behind its frontier. A running task whose
+ * watchdog), then the one whose deadline is earlier relative to its
+ * frontier. A running task whose
  * slice ended yields to any task waiting in the other queue. So a queue's
  * head waits on the other queue only for tasks that have waited longer,
  * however the frontiers move.
@@ -223,6 +231,11 @@ struct task_ctx {
 	u64 charged_at;
 	/* When the current run (or slice refill) started, ns. */
 	u64 run_start;
+	/*
+	 * The virtual deadline (deadline.bpf.h) of the slice it is queued
+	 * with or runs: its key in every DSQ.
+	 */
+	u64 deadline;
 	/* Utilization (util.bpf.h). */
 	struct cadence_task_util util;
 	/*
@@ -230,6 +243,11 @@ struct task_ctx {
 	 * while the policy's legacy iowait boost is on.
 	 */
 	bool iowait_wake;
+	/*
+	 * Queued in a DSQ and not yet run: when it runs, the queue's frontier
+	 * follows its vtime (the frontier moves when work is taken).
+	 */
+	bool queued;
 };
 
 struct {

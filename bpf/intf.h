@@ -108,6 +108,10 @@ struct cadence_policy {
 	u32 idle_aging_interval;
 	/* enum cadence_idle_place: how idle states break placement ties. */
 	u32 idle_place;
+	/* 1: a waking task with an earlier deadline preempts a running one. */
+	u32 wakeup_preempt;
+	/* 1: a sync wake-up may go to the waker's CPU. */
+	u32 sync_wakeup;
 };
 
 /*
@@ -207,11 +211,24 @@ struct cadence_cpu_stats {
 	 * turn (fair.bpf.h), mostly low-weight tasks under heavy load.
 	 */
 	u64 enq_wait_cap;
+	/*
+	 * Wake-up latency (latency.bpf.h): CPUs kicked to preempt their task
+	 * for a waking one with an earlier deadline; wake-ups with an earlier
+	 * deadline that left the task running because it had not run its
+	 * minimum slice (run-to-parity); sync wake-ups placed on the waker's
+	 * CPU; wake-ups queued ahead of their queue's head by an earlier
+	 * deadline (deadline overtakes).
+	 */
+	u64 wake_preempt;
+	u64 wake_parity;
+	u64 wake_sync;
+	u64 wake_overtake;
 };
 
 #include "intf_util.h"
 #include "intf_cpufreq.h"
 #include "intf_place.h"
 #include "intf_idle.h"
+#include "intf_latency.h"
 
 #endif /* __CADENCE_INTF_H */

@@ -59,6 +59,8 @@
 #include "weight.bpf.h"
 #include "topo.bpf.h"
 #include "fair.bpf.h"
+#include "deadline.bpf.h"
+#include "latency.bpf.h"
 #include "place.bpf.h"
 #include "pelt.bpf.h"
 #include "freq_ratio.bpf.h"
@@ -78,8 +80,15 @@ s32 BPF_STRUCT_OPS(cadence_select_cpu, struct task_struct *p, s32 prev_cpu, u64 
 
 	policy_snapshot(&pol);
 	cpu = pick_idle_cpu(&pol, p, prev_cpu, true);
-	if (cpu < 0)
-		return prev_cpu;
+	if (cpu < 0) {
+		cpu = sync_wakeup_cpu(&pol, p, prev_cpu, wake_flags);
+		if (cpu < 0)
+			return prev_cpu;
+		/* Behind the waker, which is about to sleep (latency.bpf.h). */
+		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, task_slice(&pol, p, cpu), 0);
+		stat_inc(wake_sync);
+		return cpu;
+	}
 	/* The CPU is idle and claimed: run there without queueing. */
 	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, task_slice(&pol, p, cpu), 0);
 	return cpu;
@@ -92,16 +101,36 @@ s32 BPF_STRUCT_OPS(cadence_select_cpu, struct task_struct *p, s32 prev_cpu, u64 
  * CPU takes from its LLC's queue or steals, nearest LLC first, as any CPU
  * about to idle does: not always @p, but one waiting task runs.
  */
-static __always_inline void kick_idle_for(const struct task_struct *p)
+static __always_inline bool kick_idle_for(const struct task_struct *p)
 {
 	const struct cpumask *idle = scx_bpf_get_idle_cpumask();
 	u32 cpu = bpf_cpumask_any_and_distribute(idle, p->cpus_ptr);
 
 	scx_bpf_put_idle_cpumask(idle);
-	if (cpu < scx_bpf_nr_cpu_ids()) {
-		scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
-		stat_inc(enq_kick_idle);
+	if (cpu >= scx_bpf_nr_cpu_ids())
+		return false;
+	scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+	stat_inc(enq_kick_idle);
+	return true;
+}
+
+/*
+ * Queue @p in @dsq, keyed by its virtual deadline for a slice of @slice_ns;
+ * a waking task that goes ahead of the queue's head counts as an overtake.
+ */
+static __always_inline void queue_task(struct task_struct *p, struct task_ctx *tctx, u64 dsq,
+				       u64 slice_ns, u64 enq_flags)
+{
+	struct task_struct *head;
+
+	tctx->deadline = task_deadline(p, tctx, slice_ns);
+	if (enq_flags & SCX_ENQ_WAKEUP) {
+		head = __COMPAT_scx_bpf_dsq_peek(dsq);
+		if (head && vtime_before(tctx->deadline, head->scx.dsq_vtime))
+			stat_inc(wake_overtake);
 	}
+	tctx->queued = true;
+	scx_bpf_dsq_insert_vtime(p, dsq, slice_ns, tctx->deadline, enq_flags);
 }
 
 void BPF_STRUCT_OPS(cadence_enqueue, struct task_struct *p, u64 enq_flags)
@@ -121,9 +150,11 @@ void BPF_STRUCT_OPS(cadence_enqueue, struct task_struct *p, u64 enq_flags)
 		dsq = cpu_dsq(prev);
 		if (vtime_for_queue(&pol, p, tctx, dsq))
 			stat_inc(enq_lag_floor);
-		scx_bpf_dsq_insert_vtime(p, dsq, task_slice(&pol, p, prev), tctx->vtime, enq_flags);
+		queue_task(p, tctx, dsq, task_slice(&pol, p, prev), enq_flags);
 		stat_inc(enq_pinned);
 		scx_bpf_kick_cpu(prev, SCX_KICK_IDLE);
+		if (enq_flags & SCX_ENQ_WAKEUP)
+			wakeup_preempt(&pol, p, tctx, prev, true);
 		return;
 	}
 
@@ -133,6 +164,7 @@ void BPF_STRUCT_OPS(cadence_enqueue, struct task_struct *p, u64 enq_flags)
 		if (cpu >= 0) {
 			scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | cpu, task_slice(&pol, p, cpu),
 					   enq_flags);
+			tctx->queued = false;
 			stat_inc(enq_idle);
 			scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
 			return;
@@ -142,16 +174,18 @@ void BPF_STRUCT_OPS(cadence_enqueue, struct task_struct *p, u64 enq_flags)
 	dsq = llc_dsq(cpu_llc_id(prev));
 	if (vtime_for_queue(&pol, p, tctx, dsq))
 		stat_inc(enq_lag_floor);
-	scx_bpf_dsq_insert_vtime(p, dsq, task_slice(&pol, p, prev), tctx->vtime, enq_flags);
+	queue_task(p, tctx, dsq, task_slice(&pol, p, prev), enq_flags);
 	stat_inc(enq_llc);
-	kick_idle_for(p);
+	/* No idle CPU will take it: maybe a running task should yield. */
+	if (!kick_idle_for(p) && (enq_flags & SCX_ENQ_WAKEUP))
+		wakeup_preempt(&pol, p, tctx, prev, false);
 }
 
 /* A queue a CPU may take its next task from, and its head. */
 struct queue_head {
 	u64 dsq_id;
-	/* The head's vtime, in this queue's frame, and when it became runnable. */
-	u64 vtime;
+	/* The head's deadline, in this queue's frame, and when it became runnable. */
+	u64 deadline;
 	unsigned long runnable_at;
 	bool present;
 };
@@ -162,38 +196,31 @@ static __always_inline void peek_head(struct queue_head *q, u64 dsq_id)
 
 	q->dsq_id = dsq_id;
 	q->present = p != NULL;
-	q->vtime = p ? p->scx.dsq_vtime : 0;
+	q->deadline = p ? p->scx.dsq_vtime : 0;
 	q->runnable_at = p ? p->scx.runnable_at : 0;
 }
 
 /*
  * Whether the head of @a is due before the head of @b, two queues whose
- * vtimes are in different frames: the one that has waited longer (jiffies,
- * as the kernel's watchdog counts), then the one further behind its frontier.
+ * deadlines are in different frames: the one that has waited longer
+ * (jiffies, as the kernel's watchdog counts), then the one whose deadline is
+ * earlier relative to its frontier.
  */
 static __always_inline bool head_due_first(const struct queue_head *a, const struct queue_head *b)
 {
 	if (a->runnable_at != b->runnable_at)
 		return (long)(a->runnable_at - b->runnable_at) < 0;
-	return (s64)(a->vtime - frontier(a->dsq_id)) < (s64)(b->vtime - frontier(b->dsq_id));
+	return (s64)(a->deadline - frontier(a->dsq_id)) < (s64)(b->deadline - frontier(b->dsq_id));
 }
 
 /*
- * Move the first task of @dsq this CPU may run here, and let the queue's
- * frontier follow its head; true if a task was moved. (If the head may not
- * run here and a later task moves, the frontier still moves only to the
- * head's vtime, which is not past the moved one's.)
+ * Move the first task of @dsq this CPU may run here; true if a task was
+ * moved. Its queue's frontier follows it when it starts running
+ * (cadence_running()).
  */
 static __always_inline bool take_from(u64 dsq)
 {
-	struct task_struct *head = __COMPAT_scx_bpf_dsq_peek(dsq);
-	u64 vtime = head ? head->scx.dsq_vtime : 0;
-
-	if (!scx_bpf_dsq_move_to_local(dsq, 0))
-		return false;
-	if (head)
-		advance_frontier(dsq, vtime);
-	return true;
+	return scx_bpf_dsq_move_to_local(dsq, 0);
 }
 
 static __always_inline bool take_head(const struct queue_head *q, s32 cpu)
@@ -227,12 +254,17 @@ static __always_inline struct queue_head *home_queue(const struct task_struct *p
 	return llc;
 }
 
-/* Let @prev run another slice on @cpu, charging what it used so far. */
-static __always_inline void keep_running(const struct cadence_policy *pol, struct task_struct *prev,
-					 struct task_ctx *pctx, s32 cpu, u64 now)
+/*
+ * Let @prev run another slice of @slice_ns on @cpu, with the deadline of
+ * that slice (EEVDF's update_deadline() when a slice is used up).
+ */
+static __always_inline void keep_running(struct task_struct *prev, struct task_ctx *pctx, s32 cpu,
+					 u64 slice_ns, u64 now)
 {
-	scx_bpf_task_set_slice(prev, task_slice(pol, prev, cpu));
+	scx_bpf_task_set_slice(prev, slice_ns);
 	pctx->run_start = now;
+	pctx->deadline = task_deadline(prev, pctx, slice_ns);
+	run_record(cpu, pctx, now);
 	stat_inc(dispatch_keep);
 }
 
@@ -242,7 +274,7 @@ void BPF_STRUCT_OPS(cadence_dispatch, s32 cpu, struct task_struct *prev)
 	struct queue_head own_q, llc_q, far_q, *first, *second, *home = NULL, *other = NULL;
 	struct task_ctx *pctx = NULL;
 	struct cadence_policy pol;
-	u64 now = scx_bpf_now();
+	u64 now = scx_bpf_now(), pslice = 0, pdeadline = 0;
 	s32 busier;
 
 	policy_snapshot(&pol);
@@ -276,8 +308,11 @@ void BPF_STRUCT_OPS(cadence_dispatch, s32 cpu, struct task_struct *prev)
 		home = home_queue(prev, pctx, &own_q, &llc_q, &other);
 		/* Woken onto an idle CPU, it was never queued: bound it now. */
 		bound_lag(&pol, prev, pctx, false);
+		/* The deadline of prev's next slice, were it queued now. */
+		pslice = task_slice(&pol, prev, cpu);
+		pdeadline = task_deadline(prev, pctx, pslice);
 	}
-	if (pctx && home && other && (!home->present || !vtime_before(home->vtime, pctx->vtime))) {
+	if (pctx && home && other && (!home->present || !vtime_before(home->deadline, pdeadline))) {
 		/*
 		 * prev is still first in its own queue: it runs on unless a
 		 * task waits in the other queue, which then goes first (prev
@@ -285,7 +320,7 @@ void BPF_STRUCT_OPS(cadence_dispatch, s32 cpu, struct task_struct *prev)
 		 */
 		if (take_head(other, cpu))
 			return;
-		keep_running(&pol, prev, pctx, cpu, now);
+		keep_running(prev, pctx, cpu, pslice, now);
 		advance_frontier(pctx->queue, pctx->vtime);
 		return;
 	}
@@ -310,7 +345,7 @@ void BPF_STRUCT_OPS(cadence_dispatch, s32 cpu, struct task_struct *prev)
 
 	/* The queued heads cannot run here: prev goes on. */
 	if (pctx)
-		keep_running(&pol, prev, pctx, cpu, now);
+		keep_running(prev, pctx, cpu, pslice, now);
 }
 
 void BPF_STRUCT_OPS(cadence_runnable, struct task_struct *p, u64 enq_flags)
@@ -339,6 +374,7 @@ void BPF_STRUCT_OPS(cadence_running, struct task_struct *p)
 	struct task_ctx *tctx = lookup_task_ctx(p);
 	struct cadence_cpu_util *cu;
 	struct cadence_policy pol;
+	s32 cpu = scx_bpf_task_cpu(p);
 	u64 now = scx_bpf_now();
 	bool iowait;
 
@@ -346,7 +382,15 @@ void BPF_STRUCT_OPS(cadence_running, struct task_struct *p)
 		return;
 	tctx->charged_at = now;
 	tctx->run_start = now;
-	cu = util_running(p, tctx, scx_bpf_task_cpu(p), now);
+	/* Taken from a queue: the queue's frontier follows it (fair.bpf.h). */
+	if (tctx->queued) {
+		advance_frontier(tctx->queue, tctx->vtime);
+		tctx->queued = false;
+	}
+	/* The deadline of the slice it got, queued or not. */
+	tctx->deadline = task_deadline(p, tctx, p->scx.slice);
+	run_record(cpu, tctx, now);
+	cu = util_running(p, tctx, cpu, now);
 	if (!cu)
 		return;
 	policy_snapshot(&pol);
@@ -361,6 +405,7 @@ void BPF_STRUCT_OPS(cadence_stopping, struct task_struct *p, bool runnable)
 	s32 cpu = scx_bpf_task_cpu(p);
 	u64 now = scx_bpf_now();
 
+	run_clear(cpu);
 	if (!tctx)
 		return;
 	charge_vtime(p, tctx, cpu, now);
@@ -486,9 +531,10 @@ void BPF_STRUCT_OPS(cadence_dump, struct scx_dump_ctx *dctx)
 	if (!policy_copy_locked(&pol, &gen))
 		__builtin_memset(&pol, 0, sizeof(pol));
 	scx_bpf_dump("scx_cadence: nr_llcs=%u policy gen %llu: slice=[%llu..%llu]ns "
-		     "lag=%lluns idle_core_first=%u freq_max=%uMHz\n",
+		     "lag=%lluns idle_core_first=%u freq_max=%uMHz wakeup_preempt=%u "
+		     "sync_wakeup=%u\n",
 		     nr_llcs, gen, pol.slice_min_ns, pol.slice_max_ns, pol.slice_lag_ns,
-		     pol.idle_core_first, pol.freq_max_mhz);
+		     pol.idle_core_first, pol.freq_max_mhz, pol.wakeup_preempt, pol.sync_wakeup);
 	scx_bpf_dump("  cpufreq: mode=%u headroom=%u%% scale=%u floor_util=%u band=%u "
 		     "interval=%lluns down_hold=%lluns legacy_iowait_boost=%u\n",
 		     pol.cpufreq_mode, pol.cpufreq_headroom_pct, pol.cpufreq_scale,
@@ -539,6 +585,9 @@ void BPF_STRUCT_OPS(cadence_dump_task, struct scx_dump_ctx *dctx, struct task_st
 		"scx_cadence: vtime=%llu queue=%llx lag=%lld weight=%u pinned=%d run_start=%llu\n",
 		tctx->vtime, tctx->queue, (s64)(frontier(tctx->queue) - tctx->vtime),
 		task_weight(p), task_pinned(p), tctx->run_start);
+	scx_bpf_dump("  deadline=%llu rel_deadline=%lld eligible=%d queued=%d\n", tctx->deadline,
+		     (s64)(tctx->deadline - frontier(tctx->queue)),
+		     vtime_eligible(tctx->vtime, frontier(tctx->queue)), tctx->queued);
 	scx_bpf_dump("  util_avg=%llu util_est=%u runnable_avg=%llu\n", tctx->util.avg.util_avg,
 		     pelt_util_est(&tctx->util.avg), tctx->util.avg.runnable_avg);
 }

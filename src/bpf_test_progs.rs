@@ -1,6 +1,7 @@
 //! The SEC("syscall") test programs that the host tests run through
 //! BPF_PROG_TEST_RUN (bpf/pelt_test.bpf.c, bpf/cpufreq_test.bpf.c,
-//! bpf/place_test.bpf.c; build.rs compiles their skeletons), and the one
+//! bpf/place_test.bpf.c, bpf/deadline_test.bpf.c; build.rs compiles their
+//! skeletons), and the one
 //! loader they all use.
 //!
 //! Loading them takes the kernel's bpf_capable() (CAP_BPF or CAP_SYS_ADMIN)
@@ -32,6 +33,12 @@ pub mod cpufreq {
 /// bpf/place_test.bpf.c: the idle-CPU search (bpf/place_search.bpf.h).
 pub mod place {
     include!(concat!(env!("OUT_DIR"), "/place_test_skel.rs"));
+}
+
+/// bpf/deadline_test.bpf.c: virtual deadlines, eligibility and the wake-up
+/// preemption decision (bpf/deadline.bpf.h).
+pub mod deadline {
+    include!(concat!(env!("OUT_DIR"), "/deadline_test_skel.rs"));
 }
 
 /// The variable under which a missing privilege fails instead of skipping.

@@ -10,6 +10,8 @@ mod cpufreq;
 mod freq;
 mod idle;
 mod instance;
+#[cfg(test)]
+mod latency;
 mod owned;
 #[cfg(test)]
 mod pelt;

@@ -121,6 +121,8 @@ fn help_stats_describes_every_counter() {
         "enq_llc",
         "dispatch_steal",
         "tick_preempt",
+        "wake_preempt",
+        "wake_sync",
         "policy_refresh",
         "policy_generation",
         "idle_periods",

@@ -45,6 +45,16 @@ pub struct Placement {
     pub order: PlaceOrder,
 }
 
+/// Wake-up latency: preemption and sync wake-ups (bpf/latency.bpf.h).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Latency {
+    /// A waking task with an earlier deadline preempts a running one.
+    pub wakeup_preempt: bool,
+    /// A sync wake-up may go to the waker's CPU.
+    pub sync_wakeup: bool,
+}
+
 /// Frequency: what a ratio of 1024 stands for.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -59,6 +69,7 @@ pub struct Freq {
 #[serde(deny_unknown_fields)]
 pub struct Policy {
     pub slice: Slice,
+    pub latency: Latency,
     pub placement: Placement,
     pub freq: Freq,
     pub cpufreq: Cpufreq,

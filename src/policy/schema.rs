@@ -72,6 +72,16 @@ pub const FIELDS: &[Field] = &[
         doc: "Most virtual time a waking task may start behind the frontier",
     },
     Field {
+        key: "latency.wakeup_preempt",
+        kind: Kind::Bool,
+        doc: "A waking task that finds no idle CPU preempts a running task whose virtual deadline is later, once that one has run slice.min_us (EEVDF's wake-up preemption with run-to-parity)",
+    },
+    Field {
+        key: "latency.sync_wakeup",
+        kind: Kind::Bool,
+        doc: "A sync wake-up (the waker is about to sleep: pipes, sockets) goes to the waker's CPU when it shares the wakee's LLC and nothing else waits there",
+    },
+    Field {
         key: "placement.idle_core_first",
         kind: Kind::Bool,
         doc: "Wake tasks on a fully idle SMT core before an idle sibling thread",

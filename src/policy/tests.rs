@@ -170,25 +170,29 @@ fn words_reach_bpf_as_the_c_enums_number_them() {
     assert_eq!(bpf("cpufreq.mode=util").cpufreq_mode, 0);
     assert_eq!(bpf("cpufreq.mode=performance").cpufreq_mode, 1);
     assert_eq!(bpf("cpufreq.mode=powersave").cpufreq_mode, 2);
+    assert_eq!(bpf("latency.wakeup_preempt=false").wakeup_preempt, 0);
+    assert_eq!(bpf("latency.wakeup_preempt=true").wakeup_preempt, 1);
+    assert_eq!(bpf("latency.sync_wakeup=false").sync_wakeup, 0);
     // presets/performance.toml: max_us = 6000, headroom_pct = 160.
     let perf = Named::load("performance").unwrap().policy;
     let b = perf.to_bpf(&table).unwrap();
     assert_eq!((b.slice_max_ns, b.cpufreq_headroom_pct), (6_000_000, 160));
 }
 
-/// `ctl get` names every field of struct cadence_policy: 5 u64 and 16 u32
-/// fields make its 104 bytes. A field added to the
+/// `ctl get` names every field of struct cadence_policy: 5 u64 and 18 u32
+/// fields make its 112 bytes. A field added to the
 /// C struct changes the size and fails here until bpf_fields() has it.
 #[test]
 fn bpf_fields_name_every_field_of_the_struct() {
-    assert_eq!(std::mem::size_of::<crate::bpf_intf::cadence_policy>(), 104);
+    assert_eq!(std::mem::size_of::<crate::bpf_intf::cadence_policy>(), 112);
     let pol = Named::load("balanced")
         .unwrap()
         .policy
         .to_bpf(&crate::freq::FreqTable::default())
         .unwrap();
     let f = bpf_fields(&pol);
-    assert_eq!(f.len(), 21);
+    assert_eq!(f.len(), 23);
+    assert_eq!(f["wakeup_preempt"], u64::from(pol.wakeup_preempt));
     assert_eq!(f["slice_max_ns"], pol.slice_max_ns);
     assert_eq!(f["cpufreq_down_hold_ns"], pol.cpufreq_down_hold_ns);
     assert_eq!(f["place_order"], u64::from(pol.place_order));
@@ -308,11 +312,13 @@ proptest! {
         interval_us in 0u64..=1_000_000,
         down_hold_us in 0u64..=1_000_000,
         legacy_iowait_boost: bool,
+        latency: (bool, bool),
         idle in (0usize..3, 0usize..2, 1u64..=49, 0u64..=65_535, 0usize..2, 0usize..2),
     ) {
         let min = (50 + ((max.max(50) - 50) as f64 * min_frac) as u64).min(max);
         let p = Policy {
             slice: Slice { max_us: max, min_us: min, lag_us: lag },
+            latency: Latency { wakeup_preempt: latency.0, sync_wakeup: latency.1 },
             placement: Placement {
                 idle_core_first,
                 order: PlaceOrder::WORDS[place_order].0,
@@ -462,4 +468,27 @@ fn fmin_at_or_above_freq_max_is_refused() {
         format!("{e:#}").contains("it must be below freq_max (2000 MHz)"),
         "{e:#}"
     );
+}
+
+/// Issue 14's bad input: a preemption setting of the wrong type is refused
+/// in one line that names the field, as is a minimum slice above the
+/// maximum; the policy they were applied to is unchanged.
+#[test]
+fn latency_settings_of_the_wrong_type_are_refused_by_name() {
+    let p = Named::load("balanced").unwrap().policy;
+    for bad in ["latency.wakeup_preempt=1", "latency.sync_wakeup=\"yes\""] {
+        let e = format!("{:#}", p.with_assignments(&[bad]).unwrap_err());
+        let key = bad.split('=').next().unwrap();
+        assert!(e.contains(key) && e.contains("wrong type"), "{e}");
+        assert!(!e.contains('\n'), "{e}");
+    }
+    let e = format!(
+        "{:#}",
+        p.with_assignments(&["slice.min_us=4000"]).unwrap_err()
+    );
+    assert!(
+        e.contains("slice.min_us") && e.contains("slice.max_us"),
+        "{e}"
+    );
+    assert_eq!(p, Named::load("balanced").unwrap().policy);
 }

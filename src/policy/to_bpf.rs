@@ -21,6 +21,8 @@ impl Policy {
         pol.slice_max_ns = self.slice.max_us * 1000;
         pol.slice_min_ns = self.slice.min_us * 1000;
         pol.slice_lag_ns = self.slice.lag_us * 1000;
+        pol.wakeup_preempt = self.latency.wakeup_preempt as u32;
+        pol.sync_wakeup = self.latency.sync_wakeup as u32;
         pol.idle_core_first = self.placement.idle_core_first as u32;
         pol.place_order = self.placement.order.bpf();
 
@@ -53,7 +55,7 @@ impl Policy {
 /// padding left out. A field added to the struct and not here shows up as
 /// a mismatch in the VM's pinned-map comparison.
 pub fn fields(pol: &bpf_intf::cadence_policy) -> BTreeMap<String, u64> {
-    let f: [(&str, u64); 21] = [
+    let f: [(&str, u64); 23] = [
         ("slice_max_ns", pol.slice_max_ns),
         ("slice_min_ns", pol.slice_min_ns),
         ("slice_lag_ns", pol.slice_lag_ns),
@@ -75,6 +77,8 @@ pub fn fields(pol: &bpf_intf::cadence_policy) -> BTreeMap<String, u64> {
         ("idle_learning_rate", pol.idle_learning_rate.into()),
         ("idle_aging_interval", pol.idle_aging_interval.into()),
         ("idle_place", pol.idle_place.into()),
+        ("wakeup_preempt", pol.wakeup_preempt.into()),
+        ("sync_wakeup", pol.sync_wakeup.into()),
     ];
     f.iter().map(|(k, v)| (k.to_string(), *v)).collect()
 }

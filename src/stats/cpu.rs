@@ -65,7 +65,7 @@ cpu_metrics! {
     dispatch_cpu: "Dispatches from the CPU's own DSQ",
     dispatch_llc: "Dispatches from the CPU's LLC DSQ",
     dispatch_steal: "Dispatches stolen from another LLC's DSQ",
-    dispatch_keep: "Slice refills for a task that stayed first in virtual time",
+    dispatch_keep: "Slice refills for a task that stayed first by virtual deadline",
     tick_preempt: "Slices cut short by the tick because others were waiting",
     policy_refresh: "Times this CPU refreshed its policy copy after a change",
     place_prev_small: "Small-core order: placed on the previous CPU, its whole small core idle",
@@ -80,12 +80,16 @@ cpu_metrics! {
     dispatch_balance: "Dispatches taken by a busy CPU from an LLC with more waiting per CPU",
     enq_kick_idle: "Idle CPUs woken for a task queued in an LLC DSQ",
     enq_wait_cap: "Leads cut so that a task waits at most 1 s for its turn (mostly low-weight tasks under heavy load)",
+    wake_preempt: "Running tasks preempted for a waking task with an earlier virtual deadline",
+    wake_parity: "Wake-ups with an earlier deadline that left the running task alone: it had not run its minimum slice",
+    wake_sync: "Sync wake-ups placed on the waker's CPU",
+    wake_overtake: "Wake-ups queued ahead of their queue's head by an earlier virtual deadline",
 }
 
 /// One line of counters, grouped as `--stats` prints them.
 pub fn format_counters(m: &CpuMetrics) -> String {
     format!(
-        "wake: prev-core {} llc-core {} core {} prev {} llc {} any {} busy {} | place: prev-small {} idle-big {} idle-small {} near-small {} near-big {} near-llc {} any {} busy {} | enq: pinned {} idle {} llc {} lag-floor {} wait-cap {} kick {} | dsp: own {} llc {} steal {} balance {} keep {} | preempt {} | policy gen {} refresh {}",
+        "wake: prev-core {} llc-core {} core {} prev {} llc {} any {} busy {} | place: prev-small {} idle-big {} idle-small {} near-small {} near-big {} near-llc {} any {} busy {} | enq: pinned {} idle {} llc {} lag-floor {} wait-cap {} kick {} | dsp: own {} llc {} steal {} balance {} keep {} | preempt {} | latency: preempt {} parity {} sync {} overtake {} | policy gen {} refresh {}",
         m.select_prev_core,
         m.select_llc_core,
         m.select_any_core,
@@ -113,6 +117,10 @@ pub fn format_counters(m: &CpuMetrics) -> String {
         m.dispatch_balance,
         m.dispatch_keep,
         m.tick_preempt,
+        m.wake_preempt,
+        m.wake_parity,
+        m.wake_sync,
+        m.wake_overtake,
         m.policy_generation,
         m.policy_refresh,
     )

@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * EEVDF's virtual deadlines and eligibility, and the wake-up preemption
+ * decision built on them: plain math, no sched_ext, so that the host tests
+ * run it through BPF_PROG_TEST_RUN (bpf/deadline_test.bpf.c) against a Rust
+ * reference of kernel/sched/fair.c (src/latency/reference.rs).
+ *
+ * A task's virtual deadline is its vtime plus its slice in virtual time,
+ * vd_i = v_i + slice * 1024 / w_i, computed as fair.c's update_deadline()
+ * does: calc_delta_fair(), the multiply-and-shift by the weight's inverse
+ * (sched_prio_to_wmult[] in kernel/sched/core.c) in __calc_delta().
+ *
+ * A task is eligible when its lag is not negative: V >= v_i, V the
+ * weight-averaged vtime of its queue (fair.c's vruntime_eligible()). Here the
+ * queue's frontier stands for V: it drifts by delta * 1024 / W as V does
+ * (fair.bpf.h). With a frontier at floor(V), as fair.c's avg_vruntime()
+ * rounds, v_i <= frontier is exactly vruntime_eligible()'s
+ * sum((v_j - v0) w_j) >= (v_i - v0) sum(w_j), integers both sides.
+ */
+#ifndef __CADENCE_DEADLINE_BPF_H
+#define __CADENCE_DEADLINE_BPF_H
+
+/* WMULT_SHIFT in kernel/sched/fair.c: inverse weights are 2^32 / weight. */
+#define CADENCE_WMULT_SHIFT 32
+
+/*
+ * sched_prio_to_wmult[] from kernel/sched/core.c, indexed by nice + 20:
+ * 2^32 / sched_prio_to_weight[] (weight.bpf.h), as the kernel rounds it.
+ */
+static const u32 cadence_prio_to_wmult[40] = {
+	/* -20 */ 48388,     59856,	76040,	   92818,     118348,
+	/* -15 */ 147320,    184698,	229616,	   287308,    360437,
+	/* -10 */ 449829,    563644,	704093,	   875809,    1099582,
+	/*  -5 */ 1376151,   1717300,	2157191,   2708050,   3363326,
+	/*   0 */ 4194304,   5237765,	6557202,   8165337,   10153587,
+	/*   5 */ 12820798,  15790321,	19976592,  24970740,  31350126,
+	/*  10 */ 39045157,  49367440,	61356676,  76695844,  95443717,
+	/*  15 */ 119304647, 148102320, 186737708, 238609294, 286331153,
+};
+/* WMULT_IDLEPRIO in kernel/sched/sched.h: 2^32 / WEIGHT_IDLEPRIO (3). */
+#define CADENCE_WMULT_IDLEPRIO 1431655765U
+
+/* Index of the highest set bit, 1-based (the kernel's fls()); 0 for 0. */
+static __always_inline u32 fls32(u32 x)
+{
+	u32 n = 0;
+
+	if (x >> 16) {
+		n += 16;
+		x >>= 16;
+	}
+	if (x >> 8) {
+		n += 8;
+		x >>= 8;
+	}
+	if (x >> 4) {
+		n += 4;
+		x >>= 4;
+	}
+	if (x >> 2) {
+		n += 2;
+		x >>= 2;
+	}
+	if (x >> 1) {
+		n += 1;
+		x >>= 1;
+	}
+	return n + x;
+}
+
+/*
+ * (a * mul) >> shift without 128-bit arithmetic, exactly: the kernel's
+ * generic mul_u64_u32_shr() splits @a into 32-bit halves; the high half's
+ * product is shifted left by 32 - shift, so no fraction of it is lost
+ * (shift <= 32 here).
+ */
+static __always_inline u64 mul_u64_u32_shr(u64 a, u32 mul, u32 shift)
+{
+	u64 ret = ((a & 0xffffffffULL) * mul) >> shift;
+	u64 ah = a >> 32;
+
+	if (ah)
+		ret += (ah * mul) << (32 - shift);
+	return ret;
+}
+
+/*
+ * @delta ns of CPU time in virtual time for a task of @weight whose
+ * inverse weight is @wmult: fair.c's calc_delta_fair(), that is
+ * __calc_delta(delta, NICE_0_LOAD, &se->load), nice 0 passed through.
+ */
+static __always_inline u64 calc_delta_fair(u64 delta, u32 weight, u32 wmult)
+{
+	u64 fact;
+	u32 fact_hi, shift = CADENCE_WMULT_SHIFT, fs;
+
+	if (weight == CADENCE_NICE_0_WEIGHT)
+		return delta;
+	/* NICE_0_LOAD scaled down is 1024: it fits 32 bits, so no first shift. */
+	fact = (u64)CADENCE_NICE_0_WEIGHT * wmult;
+	fact_hi = fact >> 32;
+	if (fact_hi) {
+		fs = fls32(fact_hi);
+		shift -= fs;
+		fact >>= fs;
+	}
+	return mul_u64_u32_shr(delta, (u32)fact, shift);
+}
+
+/* EEVDF's vd_i = v_i + calc_delta_fair(slice): update_deadline(). */
+static __always_inline u64 virtual_deadline(u64 vtime, u64 slice_ns, u32 weight, u32 wmult)
+{
+	return vtime + calc_delta_fair(slice_ns, weight, wmult);
+}
+
+/*
+ * Eligible: lag >= 0, @vtime not past @frontier, the queue's V (see the top
+ * of this file). Signed difference: right across wrap-around.
+ */
+static __always_inline bool vtime_eligible(u64 vtime, u64 frontier)
+{
+	return (s64)(frontier - vtime) >= 0;
+}
+
+/*
+ * Whether a waking task should preempt a CPU's running task: @wake is
+ * eligible and its deadline is earlier than the running task's, each
+ * relative to its own queue's frontier (so tasks of two queues compare by
+ * how far each is from its queue's V); and the running task has run
+ * @min_run_ns of its slice (EEVDF's run-to-parity: a task is not preempted
+ * before it has run its minimum slice). enum cadence_preempt_verdict.
+ */
+static __always_inline u32 wakeup_preempt_verdict(const struct cadence_preempt_in *in)
+{
+	if (!in->curr_active)
+		return CADENCE_PREEMPT_NO_CURR;
+	if (!in->wake_eligible)
+		return CADENCE_PREEMPT_INELIGIBLE;
+	if (in->wake_rel_deadline >= in->curr_rel_deadline)
+		return CADENCE_PREEMPT_LATER;
+	if (in->curr_ran_ns < in->min_run_ns)
+		return CADENCE_PREEMPT_PARITY;
+	return CADENCE_PREEMPT_YES;
+}
+
+#endif /* __CADENCE_DEADLINE_BPF_H */

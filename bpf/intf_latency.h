@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Wake-up latency (bpf/deadline.bpf.h, bpf/latency.bpf.h): the preemption
+ * decision's inputs and verdicts, shared with the loader's host tests.
+ * Included by intf.h; plain C for bindgen.
+ */
+#ifndef __CADENCE_INTF_LATENCY_H
+#define __CADENCE_INTF_LATENCY_H
+
+/* What wakeup_preempt_verdict() decided about one running task. */
+enum cadence_preempt_verdict {
+	CADENCE_PREEMPT_YES,	    /* preempt it */
+	CADENCE_PREEMPT_NO_CURR,    /* the CPU runs no task of ours */
+	CADENCE_PREEMPT_INELIGIBLE, /* the waking task's lag is negative */
+	CADENCE_PREEMPT_LATER,	    /* its deadline is not earlier */
+	CADENCE_PREEMPT_PARITY,	    /* earlier, but the running task has not run its minimum */
+};
+
+/*
+ * The inputs of the decision. Deadlines are relative to each task's own
+ * queue's frontier (deadline - frontier, signed ns of virtual time).
+ */
+struct cadence_preempt_in {
+	s64 wake_rel_deadline;
+	s64 curr_rel_deadline;
+	/* How long the running task has run since it got its slice (ns). */
+	u64 curr_ran_ns;
+	/* The policy's minimum slice (ns). */
+	u64 min_run_ns;
+	u32 wake_eligible;
+	/* 1 if the CPU runs one of our tasks (its record is live). */
+	u32 curr_active;
+};
+
+/*
+ * The context of bpf/deadline_test.bpf.c's program: a deadline and an
+ * eligibility query and a preemption decision in, their results out.
+ */
+struct cadence_deadline_test {
+	/* update_deadline(): vd = vtime + calc_delta_fair(slice). */
+	u64 vtime;
+	u64 slice_ns;
+	u32 weight;
+	u32 wmult;
+	/* vruntime_eligible(): is vtime eligible against this frontier? */
+	u64 frontier;
+	struct cadence_preempt_in preempt;
+	/* Out. */
+	u64 deadline;
+	u32 eligible;
+	u32 verdict;
+};
+
+#endif /* __CADENCE_INTF_LATENCY_H */

@@ -1,0 +1,223 @@
+//! bpf/deadline.bpf.h, run in the host kernel through BPF_PROG_TEST_RUN of
+//! bpf/deadline_test.bpf.c: hand-traced deadlines, then random inputs
+//! against reference.rs (kernel/sched/fair.c), result for result.
+//! Needs CAP_BPF and CAP_PERFMON (skipped without, src/bpf_test_progs.rs);
+//! it does not need sched_ext.
+
+use super::reference::{self, CfsRq, IDLE_WEIGHT, IDLE_WMULT, Verdict, WEIGHTS, WMULTS};
+use crate::bpf_intf;
+use crate::bpf_test_progs::{self, deadline as skel};
+
+/// The loaded program, or None after the skip line.
+fn program() -> Option<skel::DeadlineTestSkel<'static>> {
+    bpf_test_progs::load(skel::DeadlineTestSkelBuilder::default())
+}
+
+/// One run: the deadline and eligibility of @vtime, and the verdict for @pre.
+struct Out {
+    deadline: u64,
+    eligible: bool,
+    verdict: Verdict,
+}
+
+fn run(
+    s: &skel::DeadlineTestSkel<'static>,
+    vtime: u64,
+    slice_ns: u64,
+    (weight, wmult): (u32, u32),
+    frontier: u64,
+    pre: bpf_intf::cadence_preempt_in,
+) -> Out {
+    // SAFETY: plain-data struct from bindgen; all zeroes is valid.
+    let mut ctx: bpf_intf::cadence_deadline_test = unsafe { std::mem::zeroed() };
+    ctx.vtime = vtime;
+    ctx.slice_ns = slice_ns;
+    ctx.weight = weight;
+    ctx.wmult = wmult;
+    ctx.frontier = frontier;
+    ctx.preempt = pre;
+    let input = bpf_intf::test_run_input(&mut ctx);
+    s.progs
+        .deadline_run
+        .test_run(input)
+        .expect("BPF_PROG_TEST_RUN of deadline_run");
+    assert_ne!(
+        ctx.verdict,
+        u32::MAX,
+        "deadline_run could not read its input"
+    );
+    let verdict = match ctx.verdict {
+        bpf_intf::cadence_preempt_verdict_CADENCE_PREEMPT_YES => Verdict::Yes,
+        bpf_intf::cadence_preempt_verdict_CADENCE_PREEMPT_NO_CURR => Verdict::NoCurr,
+        bpf_intf::cadence_preempt_verdict_CADENCE_PREEMPT_INELIGIBLE => Verdict::Ineligible,
+        bpf_intf::cadence_preempt_verdict_CADENCE_PREEMPT_LATER => Verdict::Later,
+        bpf_intf::cadence_preempt_verdict_CADENCE_PREEMPT_PARITY => Verdict::Parity,
+        v => panic!("unknown verdict {v}"),
+    };
+    Out {
+        deadline: ctx.deadline,
+        eligible: ctx.eligible != 0,
+        verdict,
+    }
+}
+
+fn no_preempt() -> bpf_intf::cadence_preempt_in {
+    // SAFETY: as above.
+    unsafe { std::mem::zeroed() }
+}
+
+/// The weight and inverse weight of nice @nice.
+fn nice(nice: i32) -> (u32, u32) {
+    let i = (nice + 20) as usize;
+    (WEIGHTS[i], WMULTS[i])
+}
+
+/// xorshift64*: reproducible inputs without a dependency.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+
+    /// A weight of the kernel's tables, SCHED_IDLE's included.
+    fn weight(&mut self) -> (u32, u32) {
+        let i = self.below(41) as usize;
+        if i == 40 {
+            (IDLE_WEIGHT, IDLE_WMULT)
+        } else {
+            (WEIGHTS[i], WMULTS[i])
+        }
+    }
+}
+
+const MS: u64 = 1_000_000;
+
+#[test]
+fn deadlines_match_hand_traces() {
+    let Some(s) = program() else { return };
+    let v = 5_000 * MS;
+    let d = |w| run(&s, v, 3 * MS, w, 0, no_preempt()).deadline - v;
+    // Nice 0: calc_delta_fair() passes the slice through.
+    assert_eq!(d(nice(0)), 3 * MS);
+    // Nice 5: fact = 1024 * 12820798 = 13128497152, above 2^32 with
+    // fact_hi = 3, fls 2: shift 30, fact 3282124288; 3e6 * fact >> 30 =
+    // 9170149, the exact 3e6 * 1024 / 335 = 9170149.25 rounded down.
+    assert_eq!(d(nice(5)), 9_170_149);
+    // Nice 19: fact_hi = 68, fls 7: shift 25; 204799999 against the exact
+    // 3e6 * 1024 / 15 = 204800000 (2^32 / 15 rounds down).
+    assert_eq!(d(nice(19)), 204_799_999);
+    // Nice -20: fact = 1024 * 48388 fits 32 bits, shift 32: 34609 against
+    // the exact 34609.79.
+    assert_eq!(d(nice(-20)), 34_609);
+    // SCHED_IDLE: 3e6 * 1024 / 3 = 1.024e9 but for the inverse's rounding.
+    let idle = d((IDLE_WEIGHT, IDLE_WMULT));
+    assert!((1_023_999_000..=1_024_000_000).contains(&idle), "{idle}");
+}
+
+#[test]
+fn deadlines_match_update_deadline_on_random_inputs() {
+    let Some(s) = program() else { return };
+    let mut rng = Rng(0x5eed_dead_1e55);
+    for _ in 0..20_000 {
+        // Any vtime, wrap-around included; slices up to 1 s.
+        let vtime = rng.next();
+        let slice = rng.below(1_000 * MS + 1);
+        let (w, m) = rng.weight();
+        let got = run(&s, vtime, slice, (w, m), 0, no_preempt()).deadline;
+        let want = reference::update_deadline(vtime, slice, w, m);
+        assert_eq!(got, want, "vtime {vtime} slice {slice} weight {w}");
+        // And within the inverse weight's rounding (the kernel rounds
+        // 2^32 / w to nearest, and shifts away up to 7 more bits) of the
+        // exact quotient.
+        let exact = u128::from(slice) * 1024 / u128::from(w);
+        let delta = u128::from(got.wrapping_sub(vtime));
+        assert!(
+            delta.abs_diff(exact) <= exact / (1 << 20) + 1,
+            "{delta} vs {exact}"
+        );
+    }
+}
+
+#[test]
+fn lag_against_a_frontier_at_v_is_vruntime_eligible() {
+    let Some(s) = program() else { return };
+    let mut rng = Rng(0xe119_1b1e);
+    for _ in 0..2_000 {
+        // A runqueue of 1..16 entities within a few slices of each other,
+        // anywhere in the u64 range.
+        let zero = rng.next();
+        let n = 1 + rng.below(16) as usize;
+        let entities = (0..n)
+            .map(|_| {
+                let key = rng.below(60 * MS) as i64 - 30 * MS as i64;
+                (zero.wrapping_add(key as u64), rng.weight().0)
+            })
+            .collect();
+        let rq = CfsRq {
+            zero_vruntime: zero,
+            entities,
+        };
+        let frontier = rq.avg_vruntime();
+        for _ in 0..8 {
+            // Around V, the boundary itself included.
+            let off = rng.below(2_000) as i64 - 1_000;
+            let v = frontier.wrapping_add(off as u64);
+            let got = run(&s, v, 0, nice(0), frontier, no_preempt()).eligible;
+            assert_eq!(got, rq.vruntime_eligible(v), "v - V = {off}");
+        }
+    }
+}
+
+#[test]
+fn preemption_verdicts_match_the_rule() {
+    let Some(s) = program() else { return };
+    let mut rng = Rng(0x9ee3_9715);
+    for _ in 0..5_000 {
+        let mut pre = no_preempt();
+        pre.curr_active = (rng.below(8) != 0) as u32;
+        pre.wake_eligible = (rng.below(4) != 0) as u32;
+        pre.wake_rel_deadline = rng.below(20 * MS) as i64 - 10 * MS as i64;
+        pre.curr_rel_deadline = rng.below(20 * MS) as i64 - 10 * MS as i64;
+        pre.curr_ran_ns = rng.below(2 * MS);
+        pre.min_run_ns = rng.below(2 * MS);
+        let got = run(&s, 0, 0, nice(0), 0, pre).verdict;
+        let want = reference::preempt_verdict(
+            pre.curr_active != 0,
+            pre.wake_eligible != 0,
+            pre.wake_rel_deadline,
+            pre.curr_rel_deadline,
+            pre.curr_ran_ns,
+            pre.min_run_ns,
+        );
+        assert_eq!(got, want, "{pre:?}");
+    }
+}
+
+#[test]
+fn a_sleeper_preempts_a_hog_only_after_its_minimum_slice() {
+    let Some(s) = program() else { return };
+    // Hand trace: a hog at V with a 3 ms slice (deadline V + 3 ms); a
+    // sleeper woken 3 ms behind V (the balanced lag) with its 3 ms slice
+    // has its deadline at V: earlier, and it is eligible.
+    let mut pre = no_preempt();
+    pre.curr_active = 1;
+    pre.wake_eligible = 1;
+    pre.wake_rel_deadline = 0;
+    pre.curr_rel_deadline = 3 * MS as i64;
+    pre.min_run_ns = MS / 4;
+    pre.curr_ran_ns = MS / 4 - 1;
+    assert_eq!(run(&s, 0, 0, nice(0), 0, pre).verdict, Verdict::Parity);
+    pre.curr_ran_ns = MS / 4;
+    assert_eq!(run(&s, 0, 0, nice(0), 0, pre).verdict, Verdict::Yes);
+    // Equal deadlines: the running task keeps the CPU.
+    pre.wake_rel_deadline = pre.curr_rel_deadline;
+    assert_eq!(run(&s, 0, 0, nice(0), 0, pre).verdict, Verdict::Later);
+}

@@ -1,0 +1,127 @@
+//! kernel/sched/fair.c's virtual deadline and eligibility, restated from
+//! its source for the host tests, with 128-bit arithmetic where the kernel
+//! splits products (mul_u64_u32_shr(), the __int128 of vruntime_eligible()),
+//! so that the BPF code's 64-bit splitting is checked, not copied.
+
+/// sched_prio_to_weight[] (kernel/sched/core.c), by nice + 20.
+pub const WEIGHTS: [u32; 40] = [
+    88761, 71755, 56483, 46273, 36291, 29154, 23254, 18705, 14949, 11916, 9548, 7620, 6100, 4904,
+    3906, 3121, 2501, 1991, 1586, 1277, 1024, 820, 655, 526, 423, 335, 272, 215, 172, 137, 110, 87,
+    70, 56, 45, 36, 29, 23, 18, 15,
+];
+
+/// sched_prio_to_wmult[] (kernel/sched/core.c), 2^32 / weight as the
+/// kernel rounds it, by nice + 20.
+pub const WMULTS: [u32; 40] = [
+    48388, 59856, 76040, 92818, 118348, 147320, 184698, 229616, 287308, 360437, 449829, 563644,
+    704093, 875809, 1099582, 1376151, 1717300, 2157191, 2708050, 3363326, 4194304, 5237765,
+    6557202, 8165337, 10153587, 12820798, 15790321, 19976592, 24970740, 31350126, 39045157,
+    49367440, 61356676, 76695844, 95443717, 119304647, 148102320, 186737708, 238609294, 286331153,
+];
+
+/// WEIGHT_IDLEPRIO and WMULT_IDLEPRIO (kernel/sched/sched.h): SCHED_IDLE.
+pub const IDLE_WEIGHT: u32 = 3;
+pub const IDLE_WMULT: u32 = 1431655765;
+
+/// NICE_0_LOAD after scale_load_down().
+const NICE_0_LOAD: u64 = 1024;
+
+/// calc_delta_fair(): @delta in virtual time for an entity of @weight with
+/// inverse weight @wmult, i.e. __calc_delta(delta, NICE_0_LOAD, &se->load).
+pub fn calc_delta_fair(delta: u64, weight: u32, wmult: u32) -> u64 {
+    if u64::from(weight) == NICE_0_LOAD {
+        return delta;
+    }
+    // fact = scale_load_down(NICE_0_LOAD) fits 32 bits: no first shift.
+    let mut shift = 32u32;
+    let mut fact = NICE_0_LOAD * u64::from(wmult);
+    let hi = (fact >> 32) as u32;
+    if hi != 0 {
+        let fs = 32 - hi.leading_zeros();
+        shift -= fs;
+        fact >>= fs;
+    }
+    ((u128::from(delta) * u128::from(fact)) >> shift) as u64
+}
+
+/// update_deadline(): vd_i = v_i + calc_delta_fair(slice).
+pub fn update_deadline(vruntime: u64, slice: u64, weight: u32, wmult: u32) -> u64 {
+    vruntime.wrapping_add(calc_delta_fair(slice, weight, wmult))
+}
+
+/// A cfs_rq's entities as vruntime_eligible() sees them: their vruntimes
+/// and weights (scale_load_down'd), keyed against zero_vruntime.
+pub struct CfsRq {
+    pub zero_vruntime: u64,
+    pub entities: Vec<(u64, u32)>,
+}
+
+impl CfsRq {
+    /// \Sum (v_i - v0) * w_i and \Sum w_i: sum_w_vruntime and sum_weight
+    /// (the running entity included, as vruntime_eligible() adds curr).
+    fn sums(&self) -> (i128, i128) {
+        let mut avg = 0i128;
+        let mut load = 0i128;
+        for &(v, w) in &self.entities {
+            avg += i128::from(v.wrapping_sub(self.zero_vruntime) as i64) * i128::from(w);
+            load += i128::from(w);
+        }
+        (avg, load)
+    }
+
+    /// vruntime_eligible(): lag >= 0, without dividing:
+    /// \Sum (v_j - v0) w_j >= (v - v0) \Sum w_j.
+    pub fn vruntime_eligible(&self, vruntime: u64) -> bool {
+        let (avg, load) = self.sums();
+        let key = i128::from(vruntime.wrapping_sub(self.zero_vruntime) as i64);
+        avg >= key * load
+    }
+
+    /// avg_vruntime(): V, the division rounded toward minus infinity ("sign
+    /// flips effective floor / ceiling"), so that an entity at V is eligible.
+    pub fn avg_vruntime(&self) -> u64 {
+        let (mut avg, load) = self.sums();
+        if load != 0 {
+            if avg < 0 {
+                avg -= load - 1;
+            }
+            avg /= load;
+        }
+        self.zero_vruntime.wrapping_add(avg as i64 as u64)
+    }
+}
+
+/// enum cadence_preempt_verdict, by name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    Yes,
+    NoCurr,
+    Ineligible,
+    Later,
+    Parity,
+}
+
+/// The wake-up preemption rule, from EEVDF: check_preempt_wakeup_fair()
+/// preempts when pick_eevdf() would pick the waking entity, that is when it
+/// is eligible and its deadline is the earlier; RUN_TO_PARITY keeps the
+/// running entity on until it has run its protected slice.
+pub fn preempt_verdict(
+    curr_active: bool,
+    wake_eligible: bool,
+    wake_rel_deadline: i64,
+    curr_rel_deadline: i64,
+    curr_ran_ns: u64,
+    min_run_ns: u64,
+) -> Verdict {
+    if !curr_active {
+        Verdict::NoCurr
+    } else if !wake_eligible {
+        Verdict::Ineligible
+    } else if wake_rel_deadline >= curr_rel_deadline {
+        Verdict::Later
+    } else if curr_ran_ns < min_run_ns {
+        Verdict::Parity
+    } else {
+        Verdict::Yes
+    }
+}

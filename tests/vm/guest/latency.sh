@@ -1,0 +1,73 @@
+# shellcheck shell=bash
+# VM test cases for wake-up latency (issue 14): wake-up preemption and sync
+# wake-ups, each switched off live through the policy. Counted by the
+# scheduler's own counters, never timed (TCG timings are noise); the waits
+# are printed for the log. Needs 4 vCPUs.
+# Sourced by run.sh after lib.sh; each case_* runs in its own shell.
+
+# total COUNTER: the sum of a cpu_stats counter over all CPUs.
+total() {
+	"$SCHED" stats --format json | python3 -c "import json,sys; print(json.load(sys.stdin)['total']['$1'])"
+}
+
+# A task that sleeps 10 ms and runs 0.2 ms, pinned with a hog to CPU 1,
+# wakes 300 times. With latency.wakeup_preempt on (balanced), its wake-ups
+# find the hog's deadline later than its own and preempt it: wake_preempt
+# grows by at least half the wake-ups (others fall to run-to-parity, when
+# the hog's slice began less than slice.min_us before). Switched off live,
+# the same run preempts nothing, and the task waits for the hog's slice.
+case_wakeup_preempts_a_hog() {
+	local log=$VM_OUT/wake_preempt.sched.log seq0 hog p0 p1 pb p2 on off
+	start_sched "$log" || return 1
+	seq0=$(enable_seq)
+	hog=$(hog 1 0)
+	sleep 1
+	p0=$(total wake_preempt)
+	on=$(taskset -c 1 python3 "$GUEST/wake_sleeper.py" 300 10 200) || fail "the sleeper failed" || return 1
+	p1=$(total wake_preempt)
+	"$SCHED" ctl set latency.wakeup_preempt=false >/dev/null || fail "ctl set refused" || return 1
+	# Every CPU takes the change at its next tick; the wake-ups of the
+	# commands themselves, before it, may have preempted.
+	sleep 0.5
+	pb=$(total wake_preempt)
+	off=$(taskset -c 1 python3 "$GUEST/wake_sleeper.py" 300 10 200) || fail "the sleeper failed" || return 1
+	p2=$(total wake_preempt)
+	kill "$hog"
+	echo "preempt on:  $on, wake_preempt +$((p1 - p0)), parity $(total wake_parity)"
+	echo "preempt off: $off, wake_preempt +$((p2 - pb))"
+	[ $((p1 - p0)) -ge 150 ] || fail "only $((p1 - p0)) preemptions for 300 wake-ups" || return 1
+	[ $((p2 - pb)) -eq 0 ] || fail "$((p2 - pb)) preemptions with latency.wakeup_preempt off" || return 1
+	[ "$(sched_state)" = enabled ] && [ "$(enable_seq)" = "$seq0" ] ||
+		fail "the scheduler did not stay attached" || return 1
+	local bad
+	bad=$(kernel_complaints)
+	[ -z "$bad" ] || fail "dmesg: $(echo "$bad" | head -n 3)" || return 1
+	stop_sched
+}
+
+# perf bench sched pipe while 4 hogs keep every CPU busy: two tasks
+# ping-pong through pipes, each write a sync wake-up of a reader whose
+# waker then sleeps in read. No CPU is idle, so with latency.sync_wakeup on
+# the wake-ups go to the waker's CPU (wake_sync grows); switched off live,
+# none does.
+case_sync_wakeups_follow_the_waker() {
+	local log=$VM_OUT/wake_sync.sched.log s0 s1 sb s2 load
+	start_sched "$log" || return 1
+	stress-ng --cpu 4 --timeout 120s >/dev/null 2>&1 &
+	load=$!
+	sleep 1
+	s0=$(total wake_sync)
+	perf bench -f simple sched pipe -l 2000 >/dev/null 2>&1 || fail "perf bench failed" || return 1
+	s1=$(total wake_sync)
+	"$SCHED" ctl set latency.sync_wakeup=false >/dev/null || fail "ctl set refused" || return 1
+	sleep 0.5
+	sb=$(total wake_sync)
+	perf bench -f simple sched pipe -l 2000 >/dev/null 2>&1 || fail "perf bench failed" || return 1
+	s2=$(total wake_sync)
+	kill $load
+	wait $load 2>/dev/null
+	echo "sync on: wake_sync +$((s1 - s0)) for 4000 wake-ups; off: +$((s2 - sb))"
+	[ $((s1 - s0)) -ge 1000 ] || fail "only $((s1 - s0)) sync placements for 4000 wake-ups" || return 1
+	[ $((s2 - sb)) -eq 0 ] || fail "$((s2 - sb)) sync placements with latency.sync_wakeup off" || return 1
+	stop_sched
+}
