@@ -452,8 +452,10 @@ void BPF_STRUCT_OPS(cadence_enable, struct task_struct *p)
 	struct task_ctx *tctx = lookup_task_ctx(p);
 
 	/* A task entering sched_ext starts level with the first queue it enters. */
-	if (tctx)
+	if (tctx) {
 		tctx->queue = CADENCE_NO_QUEUE;
+		tctx->queued = false;
+	}
 }
 
 void BPF_STRUCT_OPS(cadence_disable, struct task_struct *p)
