@@ -52,7 +52,15 @@ for round in $(seq "$rounds"); do
 		# the idle learner (tp_btf/cpu_idle) on, as cpuidle would, so its
 		# cost is in the table beside update_idle's. (Here, not in run.sh:
 		# boot.sh hands the guest its command as one line, split on spaces.)
-		[ "$name" = scx_cadence ] && cmd="$cmd --idle-states $VM_ROOT/docs/idle-states/intel-skylake-sp.txt"
+		case $name in
+		scx_cadence | scx_cadence_nolat)
+			cmd="$cmd --idle-states $VM_ROOT/docs/idle-states/intel-skylake-sp.txt"
+			;;
+		esac
+		# The same binary with issue 14's wake-up preemption and sync
+		# wake-ups off, so the table shows what they change in one boot.
+		[ "$name" = scx_cadence_nolat ] &&
+			cmd="$cmd --set latency.wakeup_preempt=false --set latency.sync_wakeup=false"
 		pid=""
 		if [ "$name" != eevdf ]; then
 			$cmd >"$VM_OUT/$name.$round.log" 2>&1 &

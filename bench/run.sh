@@ -36,6 +36,7 @@ mkdir -p "$out"
 "$ROOT/tests/vm/boot.sh" --cpus $cpus --memory 2G --out "$out" -- \
 	bash "$ROOT/bench/guest.sh" "$rounds" eevdf \
 	"scx_cadence=$ROOT/target/release/scx_cadence" \
+	"scx_cadence_nolat=$ROOT/target/release/scx_cadence" \
 	"scx_cadence_base=$base/target/release/scx_cadence" \
 	"scx_bpfland=$bpfland" \
 	"scx_lavd=$LAVD"
@@ -55,6 +56,7 @@ result=$ROOT/bench/results/$date-$(git -C "$ROOT" rev-parse --short HEAD).md
 	echo "- Guest: QEMU TCG on one host thread (no KVM), $cpus vCPUs, 2 GiB, Debian kernel $SCX_CADENCE_KERNEL_VERSION,"
 	echo "  virtme-ng with the host's root file system."
 	echo "- Peers: scx_bpfland $BPFLAND_VERSION and scx_lavd $LAVD_VERSION from crates.io, default options;"
+	echo "  scx_cadence_nolat is this scx_cadence with latency.wakeup_preempt and latency.sync_wakeup off;"
 	echo "  scx_cadence_base is scx_cadence at $BASE_COMMIT, before utilization tracking."
 	echo
 	echo "Medians; in parentheses the ratio to EEVDF's median (lower is better)."
