@@ -106,7 +106,11 @@ static __always_inline void preempt_inputs(struct cadence_preempt_in *in,
 	in->wake_eligible = vtime_eligible(tctx->vtime, wake_front);
 	in->curr_active = r->active;
 	in->curr_rel_deadline = (s64)(r->deadline - frontier(r->queue));
-	in->curr_ran_ns = now - r->run_start;
+	/*
+	 * scx_bpf_now() is monotonic per CPU only: another CPU's start can be
+	 * a little ahead of this CPU's now, which is no time run, not 2^64 ns.
+	 */
+	in->curr_ran_ns = (s64)(now - r->run_start) > 0 ? now - r->run_start : 0;
 	in->min_run_ns = pol->slice_min_ns;
 }
 
