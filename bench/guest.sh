@@ -65,7 +65,9 @@ for round in $(seq "$rounds"); do
 		if [ "$name" != eevdf ]; then
 			$cmd >"$VM_OUT/$name.$round.log" 2>&1 &
 			pid=$!
-			wait_state enabled 20 || {
+			# scx_lavd's verification takes longer than 20 s under
+			# single-thread TCG (it never attached in 20 s): 120 s.
+			wait_state enabled 120 || {
 				echo "$name did not attach in round $round" >&2
 				kill -9 $pid
 				continue
