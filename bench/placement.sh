@@ -3,7 +3,9 @@
 # cores x 4 threads, how evenly EEVDF, scx_cadence and scx_bpfland spread
 # 2, 4 and 6 CPU-bound tasks (a) over the interleaved small cores of a
 # POWER9-like big core that a topology file declares to scx_cadence
-# ({0,2,4,6} and {1,3,5,7}), and (b) over QEMU's own SMT4 cores. Writes
+# ({0,2,4,6} and {1,3,5,7}), and (b) over QEMU's own SMT4 cores; each quiet
+# and with short commands forked beside them 30 times a second (issue 15),
+# with the CPU-bound tasks' migrations per second. Writes
 # bench/results/<date>-<commit>-placement.md.
 #   bench/placement.sh [SECONDS]    (per run; default 10)
 set -euo pipefail
@@ -29,7 +31,8 @@ result=$ROOT/bench/results/$date-$commit-placement.md
 {
 	echo "# Placement over small cores: EEVDF, scx_cadence, scx_bpfland, $date"
 	echo
-	echo "Commit $commit, one boot, ${seconds} s per run, 100 ms samples."
+	echo "Commit $commit, one boot, ${seconds} s per run, 100 ms samples; churn runs fork"
+	echo "awk, sleep and cat (busybox) 30 times a second from 3 processes beside the tasks."
 	echo
 	echo "- Guest: QEMU TCG on one host thread, 8 vCPUs as 1 socket x 2 cores x 4 threads,"
 	echo "  Debian kernel $SCX_CADENCE_KERNEL_VERSION. Peers: scx_bpfland $BPFLAND_VERSION, default options."

@@ -3,50 +3,150 @@ each one is on (/proc/PID/stat, field 39), then counts the samples in
 which the tasks are spread evenly over the given small cores (per small
 core, N / cores rounded down or up), seed 002's "optimal placement".
 
-    place_sample.py N SECONDS SMALL_CORES [MIN_SHARE]
+    place_sample.py N SECONDS SMALL_CORES [MIN_SHARE] [--churn RATE]
 SMALL_CORES: small cores as cpulists joined by '/', e.g. 0,2,4,6/1,3,5,7.
-Prints one JSON line; with MIN_SHARE, exits 1 if the share of even samples
-is below it (and, for N = number of small cores, names the samples with
-two tasks in one small core)."""
+--churn RATE: meanwhile shell-like processes fork short commands (awk,
+sleep, cat in turn) RATE times a second in all, as a user's shell or a
+build script does next to long-running work (issue 15).
+
+Prints one JSON line: the share of even samples and the distributions seen,
+the CPU-bound tasks' migrations per second (the kernel's se.nr_migrations
+in /proc/PID/sched, any scheduler), the forks per second achieved, and,
+while scx_cadence runs, its own count of those tasks' moves across small
+and big cores by the path that made them (its `tasks` iterator). With
+MIN_SHARE, exits 1 if the share of even samples is below it."""
 
 import json
+import os
+import shutil
 import subprocess
 import sys
 import time
 
 from proc_cpus import cpu_of, cpulist
 
+PIN_DIR = os.environ.get("PIN_DIR", "/sys/fs/bpf/scx_cadence")
+# The short commands the churn processes fork, in turn: busybox's (a static
+# binary, as cheap to start as a command can be) where it is installed.
+_BB = ["busybox"] if shutil.which("busybox") else []
+CHURN_COMMANDS = [_BB + ["awk", "BEGIN { exit }"], _BB + ["sleep", "0.001"],
+                  _BB + ["cat", "/proc/loadavg"]]
+# Forks per second one churn process is asked for: under TCG a fork and
+# exec takes tens of ms, so a higher rate is split over more processes.
+CHURN_PER_PROCESS = 10
 
-n, seconds = int(sys.argv[1]), float(sys.argv[2])
-smalls = [cpulist(s) for s in sys.argv[3].split("/")]
-min_share = float(sys.argv[4]) if len(sys.argv) > 4 else None
-core_of = {cpu: i for i, s in enumerate(smalls) for cpu in s}
+
+def args():
+    pos, churn = [], 0.0
+    it = iter(sys.argv[1:])
+    for a in it:
+        if a == "--churn":
+            churn = float(next(it))
+        else:
+            pos.append(a)
+    n, seconds, smalls = int(pos[0]), float(pos[1]), [cpulist(s) for s in pos[2].split("/")]
+    min_share = float(pos[3]) if len(pos) > 3 else None
+    return n, seconds, smalls, min_share, churn
 
 
-tasks = [subprocess.Popen(["sh", "-c", "while :; do :; done"]) for _ in range(n)]
-try:
-    time.sleep(1.0)  # let the placement settle
-    lo, hi = n // len(smalls), -(-n // len(smalls))
-    even = total = 0
-    per_core_seen = {}
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        counts = [0] * len(smalls)
+def nr_migrations(pid):
+    """The kernel's count of @pid's migrations (se.nr_migrations)."""
+    with open(f"/proc/{pid}/sched") as f:
+        for line in f:
+            if line.startswith("se.nr_migrations"):
+                return int(line.split(":")[1])
+    raise RuntimeError(f"no se.nr_migrations in /proc/{pid}/sched")
+
+
+def cadence_moves(pids):
+    """scx_cadence's moves of @pids summed by column, or None if it is not
+    running: small, big, and by path wake, requeue, queue."""
+    try:
+        with open(f"{PIN_DIR}/tasks") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return None
+    names = ["small", "big", "wake", "requeue", "queue"]
+    sums = dict.fromkeys(names, 0)
+    head = lines[0].split() if lines else []
+    if not all(n in head for n in names):
+        return None
+    want = {str(p) for p in pids}
+    for line in lines[1:]:
+        cols = line.split()
+        if cols and cols[0] in want:
+            for n in names:
+                sums[n] += int(cols[head.index(n)])
+    return sums
+
+
+def churn_loop(rate, stop_at):
+    """Forks one short command every 1/@rate s until @stop_at; the count."""
+    forks, period, nxt = 0, 1.0 / rate, time.monotonic()
+    while time.monotonic() < stop_at:
+        subprocess.run(CHURN_COMMANDS[forks % len(CHURN_COMMANDS)], stdout=subprocess.DEVNULL)
+        forks += 1
+        nxt += period
+        delay = nxt - time.monotonic()
+        if delay > 0:
+            time.sleep(delay)
+    return forks
+
+
+def main():
+    n, seconds, smalls, min_share, churn = args()
+    core_of = {cpu: i for i, s in enumerate(smalls) for cpu in s}
+    tasks = [subprocess.Popen(["sh", "-c", "while :; do :; done"]) for _ in range(n)]
+    churners = []
+    try:
+        time.sleep(1.0)  # let the placement settle
+        if churn:
+            # Children, so that the sampler's own wake-ups stay as they were.
+            nproc = -(-int(churn) // CHURN_PER_PROCESS)
+            churners = [subprocess.Popen(
+                [sys.executable, "-c",
+                 "import sys, time; sys.path.insert(0, sys.argv[3]); import place_sample as s; "
+                 "print(s.churn_loop(float(sys.argv[1]), time.monotonic() + float(sys.argv[2])))",
+                 str(churn / nproc), str(seconds + 0.5), os.path.dirname(os.path.abspath(__file__))],
+                stdout=subprocess.PIPE, text=True) for _ in range(nproc)]
+            time.sleep(0.5)
+        pids = [t.pid for t in tasks]
+        mig0, moves0, t0 = [nr_migrations(p) for p in pids], cadence_moves(pids), time.monotonic()
+        lo, hi = n // len(smalls), -(-n // len(smalls))
+        even = total = 0
+        per_core_seen = {}
+        end = t0 + seconds
+        while time.monotonic() < end:
+            counts = [0] * len(smalls)
+            for t in tasks:
+                counts[core_of.get(cpu_of(t.pid), 0)] += 1
+            total += 1
+            if all(lo <= c <= hi for c in counts):
+                even += 1
+            key = "/".join(map(str, counts))
+            per_core_seen[key] = per_core_seen.get(key, 0) + 1
+            time.sleep(0.1)
+        elapsed = time.monotonic() - t0
+        mig = sum(nr_migrations(p) for p in pids) - sum(mig0)
+        moves1 = cadence_moves(pids)
+    finally:
         for t in tasks:
-            counts[core_of.get(cpu_of(t.pid), 0)] += 1
-        total += 1
-        if all(lo <= c <= hi for c in counts):
-            even += 1
-        key = "/".join(map(str, counts))
-        per_core_seen[key] = per_core_seen.get(key, 0) + 1
-        time.sleep(0.1)
-finally:
-    for t in tasks:
-        t.kill()
-share = even / total if total else 0.0
-print(json.dumps({"tasks": n, "samples": total, "even": even, "share": round(share, 3),
-                  "distributions": per_core_seen}))
-if min_share is not None and share < min_share:
-    print(f"FAIL: {n} tasks spread evenly over {len(smalls)} small cores in "
-          f"{share:.0%} of samples, want {min_share:.0%}")
-    sys.exit(1)
+            t.kill()
+    forks = sum(int(c.communicate()[0].strip() or 0) for c in churners)
+    share = even / total if total else 0.0
+    out = {"tasks": n, "samples": total, "even": even, "share": round(share, 3),
+           "distributions": per_core_seen,
+           "migrations_per_s": round(mig / elapsed, 2)}
+    if churn:
+        out["forks_per_s"] = round(forks / (seconds + 0.5), 1)
+    if moves0 is not None and moves1 is not None:
+        out["cadence_moves"] = {k: moves1[k] - moves0[k] for k in moves1}
+    print(json.dumps(out))
+    if min_share is not None and share < min_share:
+        print(f"FAIL: {n} tasks spread evenly over {len(smalls)} small cores in "
+              f"{share:.0%} of samples, want {min_share:.0%}")
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
