@@ -238,6 +238,8 @@ struct task_ctx {
 	u64 deadline;
 	/* Utilization (util.bpf.h). */
 	struct cadence_task_util util;
+	/* Where it last ran and how often it moved (migrate.bpf.h). */
+	struct cadence_task_moves moves;
 	/*
 	 * Woke from iowait and not yet run (cpufreq.bpf.h); recorded only
 	 * while the policy's legacy iowait boost is on.
@@ -248,6 +250,12 @@ struct task_ctx {
 	 * follows its vtime (the frontier moves when work is taken).
 	 */
 	bool queued;
+	/*
+	 * Displaced from its CPU by a lighter task (main.bpf.c,
+	 * note_displaced()): unless its enqueue finds a move worth it (the
+	 * hold's verdict), it queues it on that CPU to wait for it.
+	 */
+	bool stay_home;
 };
 
 struct {
@@ -256,6 +264,17 @@ struct {
 	__type(key, int);
 	__type(value, struct task_ctx);
 } task_ctxs SEC(".maps");
+
+/*
+ * A task's weight for placement.hold (place.bpf.h, main.bpf.c): its PELT
+ * util_avg (util.bpf.h), near 1024 for a CPU-bound task at freq_max, low
+ * for a short or sleepy one. The hold compares tasks by it, never with a
+ * fixed number, so a CPU-bound task at a low frequency still weighs as one.
+ */
+static __always_inline u64 hold_util(const struct task_ctx *tctx)
+{
+	return tctx->util.avg.util_avg;
+}
 
 static __always_inline struct task_ctx *lookup_task_ctx(const struct task_struct *p)
 {

@@ -112,6 +112,15 @@ struct cadence_policy {
 	u32 wakeup_preempt;
 	/* 1: a sync wake-up may go to the waker's CPU. */
 	u32 sync_wakeup;
+	/*
+	 * 1: running tasks hold their CPU (place.bpf.h): a task displaced by
+	 * a lighter one waits for its own CPU, an idle CPU takes a queue's
+	 * head before a busy one gives up its task, and a running task moves
+	 * only for an imbalance of place_move_margin free threads.
+	 */
+	u32 place_hold;
+	/* Idle threads more a core must have for a running task to move there. */
+	u32 place_move_margin;
 };
 
 /*
@@ -223,6 +232,37 @@ struct cadence_cpu_stats {
 	u64 wake_parity;
 	u64 wake_sync;
 	u64 wake_overtake;
+	/*
+	 * Tasks that started running on another CPU than their last one
+	 * (migrate.bpf.h), by how far (enum cadence_move_span): another thread
+	 * of the same small core, another small core of the same big core,
+	 * another big core; and the small and big moves by the path that
+	 * made them (enum cadence_move_path).
+	 */
+	u64 move_thread;
+	u64 move_small;
+	u64 move_big;
+	u64 move_wake;
+	u64 move_requeue;
+	u64 move_queue;
+	/*
+	 * Slice refills for a running task that would have yielded to its
+	 * LLC queue's head, because an idle CPU was kicked to take the head
+	 * (main.bpf.c, defer_head_to_idle()).
+	 */
+	u64 dispatch_defer;
+	/*
+	 * Running tasks that gave up their CPU and were queued on it to wait
+	 * for it, not moved (place.bpf.h: displaced by a lighter task, or no
+	 * core freer by placement.move_margin free threads).
+	 */
+	u64 enq_stay;
+	/*
+	 * Slice ends at which a running task was not refilled so that it
+	 * moves: the hold saw a lasting imbalance (place.bpf.h,
+	 * hold_rebalance()).
+	 */
+	u64 dispatch_rebalance;
 };
 
 #include "intf_util.h"

@@ -106,6 +106,12 @@ struct cadence_place_in {
 	 */
 	u32 leaving;
 	/*
+	 * Busy CPUs whose task is lighter than half the leaving task's util
+	 * (placement.hold): free, like idle ones, when the hold weighs a move
+	 * (pl_move_gain()); the search itself does not read it.
+	 */
+	u64 light[CADENCE_CPU_WORDS];
+	/*
 	 * 1: idle.place = shallow: among idle CPUs the order holds equal,
 	 * take the one with the smallest topo->idle_exit_ns (the first on a
 	 * tie); 0: the first.
@@ -113,11 +119,97 @@ struct cadence_place_in {
 	u32 shallow;
 };
 
-/* One test run: a search per input, over the `topo` map's machine. */
+/*
+ * How far a task moved between two CPUs it started running on, as the
+ * topology table groups them (move_span() in place_search.bpf.h).
+ */
+enum cadence_move_span {
+	/* The same CPU, or a CPU unknown to the table. */
+	CADENCE_SPAN_NONE = 0,
+	/* Another thread of the same small core: its caches stay warm. */
+	CADENCE_SPAN_THREAD = 1,
+	/* Another small core of the same big core: a cold L1, new siblings. */
+	CADENCE_SPAN_SMALL = 2,
+	/* Another big core (of the LLC or not). */
+	CADENCE_SPAN_BIG = 3,
+};
+
+/*
+ * The path that put a task on the CPU it runs on next, so that each move
+ * is charged to the decision that made it (issue 15: which path moves
+ * CPU-bound tasks while short ones come and go).
+ */
+enum cadence_move_path {
+	/* select_cpu() placed a waking or forked task (an idle CPU, the waker's). */
+	CADENCE_MOVE_WAKE = 0,
+	/* enqueue() without select_cpu() (slice end, preemption) sent it to an idle CPU. */
+	CADENCE_MOVE_REQUEUE = 1,
+	/* Queued in a DSQ, then taken by a CPU: its LLC's, a balancing or a stealing one. */
+	CADENCE_MOVE_QUEUE = 2,
+	CADENCE_MOVE_PATHS = 3,
+};
+
+/* One task's moves across small and big cores (the `tasks` iterator shows them). */
+struct cadence_task_moves {
+	/* The CPU it last started running on; -1 before its first run. */
+	s32 last_cpu;
+	/* enum cadence_move_path of the placement its next run comes from. */
+	u32 path;
+	/* Moves to another small core of the same big core, and to another big core. */
+	u32 small;
+	u32 big;
+	/* Those moves (small and big) by the path that made them. */
+	u32 by_path[CADENCE_MOVE_PATHS];
+	/* Consecutive re-enqueues that saw a core freer by the margin (hold_verdict()). */
+	u32 imbalance_seen;
+};
+
+enum cadence_hold_consts {
+	/*
+	 * Checks in a row (slice ends, re-enqueues) at which a running task
+	 * must find a core freer by the margin before it moves there. Two,
+	 * the issue's example, moved CPU-bound tasks 7 times a second after
+	 * long-lived shells that sleep and wake beside them (bench churn
+	 * runs, 8-vCPU VM); eight spans tens of ms of slices under load,
+	 * longer than such a shell stays, much shorter than a CPU-bound run.
+	 */
+	CADENCE_MOVE_CONFIRM = 8,
+};
+
+/*
+ * What a running task re-enqueued at a slice end does when the search
+ * found it an idle CPU in another small or big core (hold_verdict()).
+ */
+enum cadence_hold_verdict {
+	/* The imbalance is real and lasting: it moves. */
+	CADENCE_HOLD_MOVE = 0,
+	/* The other core is not freer by the margin: it stays. */
+	CADENCE_HOLD_STAY = 1,
+	/* Freer by the margin, but not yet seen CADENCE_MOVE_CONFIRM times in a row: it stays. */
+	CADENCE_HOLD_WAIT = 2,
+};
+
+/*
+ * One test run: a search per input, over the `topo` map's machine; for a
+ * leaving task (in.leaving) whose search found another small or big core,
+ * also the gain of the move (pl_move_gain()) and the hold's verdict with
+ * @margin after @seen earlier sightings, else gain 0 and verdict MOVE.
+ */
 struct cadence_place_test {
 	struct cadence_place_in in;
 	s32 cpu;
 	u32 level;
+	u32 margin;
+	u32 seen;
+	s32 gain;
+	u32 verdict;
+};
+
+/* One test run of move_span(): the span of the move from @from to @to. */
+struct cadence_move_span_test {
+	s32 from;
+	s32 to;
+	u32 span;
 };
 
 #endif /* __CADENCE_INTF_PLACE_H */

@@ -7,13 +7,13 @@
  * LLC's queue, or its CPU's if pinned). If the policy allows it
  * (latency.wakeup_preempt), the CPUs that could run it are searched for a
  * task with a later deadline that has run at least the minimum slice
- * (deadline.bpf.h's verdict); the one with the latest deadline is kicked
- * with SCX_KICK_PREEMPT. The kernel then sets that task's slice to 0 and
- * reschedules, its CPU's dispatch() finds the queue's head due before it
- * (the same deadline order), takes the head and queues the preempted task.
- * EEVDF does the same per runqueue in check_preempt_wakeup_fair(); with
- * RUN_TO_PARITY the running task keeps the CPU until it has run its slice
- * protection, here the policy's slice.min_us.
+ * (deadline.bpf.h's verdict); the task's previous CPU is kicked with
+ * SCX_KICK_PREEMPT if its task qualifies (no IPI when the wake-up runs
+ * there, as a timer's does), else the one with the latest deadline. The kernel then sets that
+ * task's slice to 0 and reschedules, its CPU's dispatch() finds the queue's head due before it (the
+ * same deadline order), takes the head and queues the preempted task. EEVDF does the same per
+ * runqueue in check_preempt_wakeup_fair(); with RUN_TO_PARITY the running task keeps the CPU until
+ * it has run its slice protection, here the policy's slice.min_us.
  *
  * Sync wake-ups. SCX_WAKE_SYNC says the waker is about to sleep (pipe and
  * socket ping-pong). If the policy allows it (latency.sync_wakeup) and no
@@ -44,6 +44,8 @@ struct cpu_run {
 	u64 queue;
 	/* When it got its current slice, ns. */
 	u64 run_start;
+	/* Its hold_util() when it started running (place.bpf.h's hold). */
+	u64 util;
 	/* 1 while one of our tasks runs there. */
 	u32 active;
 };
@@ -82,6 +84,7 @@ static __always_inline void run_record(s32 cpu, const struct task_ctx *tctx, u64
 	r->deadline = tctx->deadline;
 	r->queue = tctx->queue;
 	r->run_start = now;
+	r->util = hold_util(tctx);
 	r->active = 1;
 }
 
@@ -116,8 +119,9 @@ static __always_inline void preempt_inputs(struct cadence_preempt_in *in,
 
 /*
  * @p (@tctx) woke and was queued: kick the CPU, among those near @prev it
- * may run on, whose task it should preempt, the one with the latest
- * deadline (see the top of this file). @pinned: only @prev. Not inlined:
+ * may run on, whose task it should preempt: @prev if its task qualifies,
+ * else the one with the latest deadline (see the top of this file).
+ * @pinned: only @prev. Not inlined:
  * its frame would add to enqueue()'s and pass the verifier's 512-byte
  * stack limit on the placement search's call chain.
  */
@@ -144,8 +148,18 @@ static __noinline void wakeup_preempt(const struct cadence_policy *pol, const st
 			return;
 		if (verdict == CADENCE_PREEMPT_PARITY)
 			parity = true;
-		if (verdict == CADENCE_PREEMPT_YES &&
-		    (victim < 0 || in.curr_rel_deadline > latest)) {
+		if (verdict != CADENCE_PREEMPT_YES)
+			continue;
+		/*
+		 * @prev first, as the fair class preempts on the wake-up's
+		 * target runqueue only: it is most often the CPU the wake-up
+		 * runs on (a timer or the waker there), so no IPI is needed.
+		 */
+		if (cpu == prev) {
+			victim = cpu;
+			break;
+		}
+		if (victim < 0 || in.curr_rel_deadline > latest) {
 			victim = cpu;
 			latest = in.curr_rel_deadline;
 		}

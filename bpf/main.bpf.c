@@ -25,7 +25,9 @@
  *
  * Placement (place.bpf.h). On wake-up: the previous CPU if its core is
  * idle, then an idle core (own LLC first), then any idle CPU. Enqueues that
- * did not pass through select_cpu() try the same before queueing.
+ * did not pass through select_cpu() try the same before queueing. Every
+ * move across small or big cores is counted by the path that made it
+ * (migrate.bpf.h).
  *
  * Hotplug. The topology tables are built once at load, so a CPU going
  * online or offline ends the scheduler with SCX_ECODE_ACT_RESTART; the
@@ -62,6 +64,7 @@
 #include "deadline.bpf.h"
 #include "latency.bpf.h"
 #include "place.bpf.h"
+#include "migrate.bpf.h"
 #include "pelt.bpf.h"
 #include "freq_ratio.bpf.h"
 #include "util.bpf.h"
@@ -79,7 +82,7 @@ s32 BPF_STRUCT_OPS(cadence_select_cpu, struct task_struct *p, s32 prev_cpu, u64 
 	s32 cpu;
 
 	policy_snapshot(&pol);
-	cpu = pick_idle_cpu(&pol, p, prev_cpu, true);
+	cpu = pick_idle_cpu(&pol, p, prev_cpu, true, NULL);
 	if (cpu < 0) {
 		cpu = sync_wakeup_cpu(&pol, p, prev_cpu, wake_flags);
 		if (cpu < 0)
@@ -130,7 +133,27 @@ static __always_inline void queue_task(struct task_struct *p, struct task_ctx *t
 			stat_inc(wake_overtake);
 	}
 	tctx->queued = true;
+	moves_placed(&tctx->moves, CADENCE_MOVE_QUEUE);
 	scx_bpf_dsq_insert_vtime(p, dsq, slice_ns, tctx->deadline, enq_flags);
+}
+
+/*
+ * Queue @p in @cpu's own DSQ, to wait for that CPU alone (a pinned task, or
+ * one holding its CPU), and kick @cpu if it is idle. The kick matters for a
+ * task enqueued with SCX_ENQ_LAST: it was its CPU's last one and that CPU
+ * is going idle, and only a kick makes an idle CPU look at its own queue
+ * again (without one, held tasks waited there 22 s, until the kernel saw
+ * an RCU stall).
+ */
+static __always_inline void queue_on_cpu(const struct cadence_policy *pol, struct task_struct *p,
+					 struct task_ctx *tctx, s32 cpu, u64 enq_flags)
+{
+	u64 dsq = cpu_dsq(cpu);
+
+	if (vtime_for_queue(pol, p, tctx, dsq))
+		stat_inc(enq_lag_floor);
+	queue_task(p, tctx, dsq, task_slice(pol, p, cpu), enq_flags);
+	scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
 }
 
 void BPF_STRUCT_OPS(cadence_enqueue, struct task_struct *p, u64 enq_flags)
@@ -147,12 +170,8 @@ void BPF_STRUCT_OPS(cadence_enqueue, struct task_struct *p, u64 enq_flags)
 
 	policy_snapshot(&pol);
 	if (task_pinned(p)) {
-		dsq = cpu_dsq(prev);
-		if (vtime_for_queue(&pol, p, tctx, dsq))
-			stat_inc(enq_lag_floor);
-		queue_task(p, tctx, dsq, task_slice(&pol, p, prev), enq_flags);
+		queue_on_cpu(&pol, p, tctx, prev, enq_flags);
 		stat_inc(enq_pinned);
-		scx_bpf_kick_cpu(prev, SCX_KICK_IDLE);
 		if (enq_flags & SCX_ENQ_WAKEUP)
 			wakeup_preempt(&pol, p, tctx, prev, true);
 		return;
@@ -160,11 +179,23 @@ void BPF_STRUCT_OPS(cadence_enqueue, struct task_struct *p, u64 enq_flags)
 
 	/* Not woken through select_cpu() (e.g. slice expiry): look for idle. */
 	if (!__COMPAT_is_enq_cpu_selected(enq_flags)) {
-		cpu = pick_idle_cpu(&pol, p, prev, false);
+		cpu = pick_idle_cpu(&pol, p, prev, false, tctx);
+		/*
+		 * It holds its CPU (a move not worth it, or displaced by a
+		 * lighter task, dispatch(), with no move worth it): it waits
+		 * for that CPU, and no other CPU is kicked to take it.
+		 */
+		if (cpu == -EAGAIN ||
+		    (cpu < 0 && tctx->stay_home && pol.place_hold && scx_bpf_task_running(p))) {
+			queue_on_cpu(&pol, p, tctx, prev, enq_flags);
+			stat_inc(enq_stay);
+			return;
+		}
 		if (cpu >= 0) {
 			scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | cpu, task_slice(&pol, p, cpu),
 					   enq_flags);
 			tctx->queued = false;
+			moves_placed(&tctx->moves, CADENCE_MOVE_REQUEUE);
 			stat_inc(enq_idle);
 			scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
 			return;
@@ -187,6 +218,8 @@ struct queue_head {
 	/* The head's deadline, in this queue's frame, and when it became runnable. */
 	u64 deadline;
 	unsigned long runnable_at;
+	/* The head itself (RCU-protected for this callback), NULL if none. */
+	struct task_struct *task;
 	bool present;
 };
 
@@ -195,6 +228,7 @@ static __always_inline void peek_head(struct queue_head *q, u64 dsq_id)
 	struct task_struct *p = __COMPAT_scx_bpf_dsq_peek(dsq_id);
 
 	q->dsq_id = dsq_id;
+	q->task = p;
 	q->present = p != NULL;
 	q->deadline = p ? p->scx.dsq_vtime : 0;
 	q->runnable_at = p ? p->scx.runnable_at : 0;
@@ -255,6 +289,50 @@ static __always_inline struct queue_head *home_queue(const struct task_struct *p
 }
 
 /*
+ * Longest the head of an LLC's queue is left to an idle CPU while a busy
+ * one runs on: 2 jiffies (8 ms at HZ=250). A kicked idle CPU takes it
+ * within microseconds; a head still there two ticks later found none that
+ * could (claimed meanwhile, or not in its affinity), and the busy CPUs take
+ * it again at their next slice end, so deferring holds no task back longer.
+ */
+#define CADENCE_DEFER_JIFFIES 2
+
+/*
+ * Whether a busy CPU whose task would yield to the head of its LLC's queue
+ * @q should let it run on instead, because an idle CPU that may run the
+ * head was kicked to take it. Without this, a short task queued for a
+ * moment (no idle CPU could be claimed when it woke) is taken by the first
+ * busy CPU whose slice ends, and that CPU's long-running task is queued and
+ * moves to the idle CPU: short tasks coming and going moved CPU-bound tasks
+ * between big cores (issue 15: moves by the "requeue" and "queue" paths).
+ */
+static __always_inline bool defer_head_to_idle(const struct queue_head *q)
+{
+	if (!q->task || (long)(bpf_jiffies64() - q->runnable_at) >= CADENCE_DEFER_JIFFIES)
+		return false;
+	return kick_idle_for(q->task);
+}
+
+/*
+ * @prev (@pctx) gives up its CPU to the head of @q: with placement.hold, if
+ * that head's util is less than half prev's (a short task beside a
+ * CPU-bound one), prev waits for this CPU rather than move to whichever
+ * frees first (enqueue()), as a preempted task waits on its runqueue in
+ * the fair class. Between tasks of like util prev is queued as before, so
+ * CPU-bound tasks still take turns on every CPU of the LLC.
+ */
+static __always_inline void note_displaced(const struct cadence_policy *pol, struct task_ctx *pctx,
+					   const struct queue_head *q)
+{
+	struct task_ctx *hctx;
+
+	if (!pctx || !pol->place_hold || !q->task)
+		return;
+	hctx = lookup_task_ctx(q->task);
+	pctx->stay_home = hctx && 2 * hold_util(hctx) < hold_util(pctx);
+}
+
+/*
  * Let @prev run another slice of @slice_ns on @cpu, with the deadline of
  * that slice (EEVDF's update_deadline() when a slice is used up).
  */
@@ -276,12 +354,15 @@ void BPF_STRUCT_OPS(cadence_dispatch, s32 cpu, struct task_struct *prev)
 	struct cadence_policy pol;
 	u64 now = scx_bpf_now(), pslice = 0, pdeadline = 0;
 	s32 busier;
+	bool prev_first = false;
 
 	policy_snapshot(&pol);
 	if (prev && (prev->scx.flags & SCX_TASK_QUEUED)) {
 		pctx = lookup_task_ctx(prev);
-		if (pctx)
+		if (pctx) {
 			charge_vtime(prev, pctx, cpu, now);
+			pctx->stay_home = false;
+		}
 	}
 
 	peek_head(&own_q, cpu_dsq(cpu));
@@ -312,7 +393,25 @@ void BPF_STRUCT_OPS(cadence_dispatch, s32 cpu, struct task_struct *prev)
 		pslice = task_slice(&pol, prev, cpu);
 		pdeadline = task_deadline(prev, pctx, pslice);
 	}
-	if (pctx && home && other && (!home->present || !vtime_before(home->deadline, pdeadline))) {
+	if (pctx && home && other) {
+		prev_first = !home->present || !vtime_before(home->deadline, pdeadline);
+		/*
+		 * prev would yield to the LLC queue's head alone (it is behind
+		 * that head in its own queue, or first there with the head in
+		 * the other queue): if an idle CPU can take the head, prev runs
+		 * on.
+		 */
+		if (pol.place_hold && llc_q.present &&
+		    (home == &llc_q ? !prev_first && !own_q.present : prev_first) &&
+		    defer_head_to_idle(&llc_q)) {
+			keep_running(prev, pctx, cpu, pslice, now);
+			if (prev_first)
+				advance_frontier(pctx->queue, pctx->vtime);
+			stat_inc(dispatch_defer);
+			return;
+		}
+	}
+	if (pctx && home && other && prev_first) {
 		/*
 		 * prev is still first in its own queue: it runs on unless a
 		 * task waits in the other queue, which then goes first (prev
@@ -320,6 +419,11 @@ void BPF_STRUCT_OPS(cadence_dispatch, s32 cpu, struct task_struct *prev)
 		 */
 		if (take_head(other, cpu))
 			return;
+		/* A lasting imbalance: not refilled, it is enqueued and moves. */
+		if (hold_rebalance(&pol, prev, pctx, cpu)) {
+			stat_inc(dispatch_rebalance);
+			return;
+		}
 		keep_running(prev, pctx, cpu, pslice, now);
 		advance_frontier(pctx->queue, pctx->vtime);
 		return;
@@ -332,8 +436,14 @@ void BPF_STRUCT_OPS(cadence_dispatch, s32 cpu, struct task_struct *prev)
 		first = &llc_q;
 		second = &own_q;
 	}
-	if (take_head(first, cpu) || take_head(second, cpu))
+	if (take_head(first, cpu)) {
+		note_displaced(&pol, pctx, first);
 		return;
+	}
+	if (take_head(second, cpu)) {
+		note_displaced(&pol, pctx, second);
+		return;
+	}
 
 	/* Idle otherwise: pull from the other LLCs, nearest index first. */
 	bpf_for (i, 1, nr_llcs) {
@@ -356,6 +466,8 @@ void BPF_STRUCT_OPS(cadence_runnable, struct task_struct *p, u64 enq_flags)
 	if (!tctx)
 		return;
 	util_runnable(tctx, scx_bpf_now(), enq_flags);
+	/* Placed by select_cpu(), unless enqueue() says otherwise. */
+	moves_placed(&tctx->moves, CADENCE_MOVE_WAKE);
 	/* It weighs in its queue's clock while runnable (fair.bpf.h). */
 	count_weight(tctx, task_weight(p));
 	policy_snapshot(&pol);
@@ -382,6 +494,8 @@ void BPF_STRUCT_OPS(cadence_running, struct task_struct *p)
 		return;
 	tctx->charged_at = now;
 	tctx->run_start = now;
+	/* Whatever displaced it before, it runs now (note_displaced()). */
+	tctx->stay_home = false;
 	/* Taken from a queue: the queue's frontier follows it (fair.bpf.h). */
 	if (tctx->queued) {
 		advance_frontier(tctx->queue, tctx->vtime);
@@ -390,6 +504,7 @@ void BPF_STRUCT_OPS(cadence_running, struct task_struct *p)
 	/* The deadline of the slice it got, queued or not. */
 	tctx->deadline = task_deadline(p, tctx, p->scx.slice);
 	run_record(cpu, tctx, now);
+	moves_running(&tctx->moves, cpu);
 	cu = util_running(p, tctx, cpu, now);
 	if (!cu)
 		return;
@@ -497,6 +612,7 @@ s32 BPF_STRUCT_OPS(cadence_init_task, struct task_struct *p, struct scx_init_tas
 		return -ENOMEM;
 	tctx->queue = CADENCE_NO_QUEUE;
 	tctx->counted_in = CADENCE_NO_QUEUE;
+	moves_init(&tctx->moves);
 	util_init_task(tctx);
 	return 0;
 }
@@ -628,7 +744,13 @@ SCX_OPS_DEFINE(cadence_ops,
 	       .dump_task = (void *)cadence_dump_task,
 	       .init = (void *)cadence_init,
 	       .exit = (void *)cadence_exit,
-	       /* update_idle() feeds PELT; the built-in idle tracking stays. */
-	       .flags = SCX_OPS_KEEP_BUILTIN_IDLE,
+	       /*
+		* update_idle() feeds PELT; the built-in idle tracking stays.
+		* ENQ_LAST: a task whose slice ended with nothing else to run
+		* is enqueued rather than kept, which dispatch() asks for only
+		* to move it (place.bpf.h, hold_rebalance()): it refills every
+		* other such task's slice itself.
+		*/
+	       .flags = SCX_OPS_KEEP_BUILTIN_IDLE | SCX_OPS_ENQ_LAST,
 	       .name = "scx_cadence");
 /* clang-format on */

@@ -58,6 +58,10 @@ static __always_inline void place_note_idle_exit(u32 cpu, u64 exit_ns)
 		WRITE_ONCE(t->idle_exit_ns[cpu_index(cpu)], v);
 }
 
+/* What pick_small_core() does besides searching (BPF calls take 5 arguments). */
+#define PLACE_RECORD 1
+#define PLACE_CLAIM  2
+
 /* Claims a found CPU at most this often before giving up on the search. */
 #define CADENCE_PLACE_TRIES 3
 
@@ -141,6 +145,49 @@ static __always_inline bool mask_words(u64 *words, const struct cpumask *mask, u
 }
 
 /*
+ * in->light: of the first @nr_cpus CPUs, those whose running task has less
+ * than half @util (cpu_runs[], latency.bpf.h); none for @nr_cpus 0. Not
+ * inlined, nor hold_off(): their frames would add to pick_small_core()'s,
+ * on a call chain from enqueue() that is at the verifier's 512-byte stack
+ * limit (they run beside place_search(), not under it).
+ */
+static __noinline void mark_light(struct cadence_place_in *in, u32 nr_cpus, u64 util)
+{
+	const struct cpu_run *r;
+	u32 cpu;
+
+	__builtin_memset(in->light, 0, sizeof(in->light));
+	bpf_for (cpu, 0, nr_cpus) {
+		r = &cpu_runs[cpu_index(cpu)];
+		if (r->active && 2 * r->util < util)
+			in->light[(cpu >> 6) & (CADENCE_CPU_WORDS - 1)] |= 1ULL << (cpu & 63);
+	}
+}
+
+/*
+ * Whether a running task (@moves) that the search would take from in->prev
+ * to @cpu should stay instead (see pick_small_core()); counts the
+ * sightings of a freer core in @moves.
+ */
+static __noinline bool hold_off(const struct cadence_policy *pol, const struct cadence_topo *t,
+				const struct cadence_place_in *in, s32 cpu,
+				struct cadence_task_moves *moves)
+{
+	u32 verdict;
+
+	if (move_span(t, in->prev, cpu) < CADENCE_SPAN_SMALL)
+		return false;
+	verdict = hold_verdict(pl_move_gain(t, in, cpu), pol->place_move_margin,
+			       moves->imbalance_seen);
+	/* A move resets the count when the task runs elsewhere (migrate.bpf.h). */
+	if (verdict == CADENCE_HOLD_STAY)
+		moves->imbalance_seen = 0;
+	else if (verdict == CADENCE_HOLD_WAIT)
+		moves->imbalance_seen++;
+	return verdict != CADENCE_HOLD_MOVE;
+}
+
+/*
  * The small-core order (place_search.bpf.h) on the kernel's own idle mask, which
  * knows of every CPU claimed with scx_bpf_test_and_clear_cpu_idle() at
  * once: a found CPU is claimed, and if another waker got it first, the
@@ -151,9 +198,19 @@ static __always_inline bool mask_words(u64 *words, const struct cpumask *mask, u
  * still picks it, the task stays (-EBUSY: queued, and its CPU dispatches
  * it next). Without this a transient task on its small core makes the
  * other one look freer, and a CPU-bound task hops between small cores.
+ *
+ * With the policy's placement.hold, a search that takes such a task to
+ * another small or big core must also find that core freer by
+ * placement.move_margin free threads (pl_move_gain()), CADENCE_MOVE_CONFIRM
+ * checks in a row (@tctx->moves.imbalance_seen), threads running
+ * tasks lighter than half its own counted free (mark_light()); otherwise it returns
+ * -EAGAIN: the task waits for its own CPU (enqueue()). A short task
+ * appearing next to it changes the count by one, which never moves it.
+ * @how: PLACE_RECORD counts the level in the stats; without PLACE_CLAIM
+ * the CPU found is returned unclaimed (a check, not a move).
  */
 static s32 pick_small_core(const struct cadence_policy *pol, struct task_struct *p, s32 prev_cpu,
-			   bool record)
+			   struct task_ctx *tctx, u32 how)
 {
 	const struct cadence_topo *t;
 	struct cadence_place_in *in;
@@ -177,6 +234,8 @@ static s32 pick_small_core(const struct cadence_policy *pol, struct task_struct 
 	in->shallow = pol->idle_place == CADENCE_IDLE_PLACE_SHALLOW;
 	leaving = prev_cpu >= 0 && scx_bpf_task_running(p);
 	in->leaving = leaving;
+	mark_light(in, leaving && tctx && pol->place_hold ? t->nr_cpus : 0,
+		   tctx ? hold_util(tctx) : 0);
 	if (leaving)
 		in->idle[(prev_cpu >> 6) & (CADENCE_CPU_WORDS - 1)] |= 1ULL << (prev_cpu & 63);
 	for (i = 0; i < CADENCE_PLACE_TRIES; i++) {
@@ -187,7 +246,11 @@ static s32 pick_small_core(const struct cadence_policy *pol, struct task_struct 
 			cpu = -EBUSY;
 			goto out;
 		}
-		if (scx_bpf_test_and_clear_cpu_idle(cpu))
+		if (leaving && tctx && pol->place_hold && hold_off(pol, t, in, cpu, &tctx->moves)) {
+			cpu = -EAGAIN;
+			goto out;
+		}
+		if (!(how & PLACE_CLAIM) || scx_bpf_test_and_clear_cpu_idle(cpu))
 			goto out;
 		/* Taken meanwhile: search again without it. */
 		in->idle[(cpu >> 6) & (CADENCE_CPU_WORDS - 1)] &= ~(1ULL << (cpu & 63));
@@ -195,17 +258,18 @@ static s32 pick_small_core(const struct cadence_policy *pol, struct task_struct 
 		level = CADENCE_PLACE_BUSY;
 	}
 out:
-	if (record)
+	if (how & PLACE_RECORD)
 		count_place(level);
 	return cpu;
 }
 
 /*
- * Claim an idle CPU for @p near @prev_cpu, or return -EBUSY. With @record,
+ * The plain "core" order and pinned tasks (see the top of this file):
+ * claim an idle CPU for @p near @prev_cpu, or return -EBUSY. With @record,
  * the step that succeeded (or SELECT_BUSY) is counted in the stats.
  */
-static s32 pick_idle_cpu(const struct cadence_policy *pol, struct task_struct *p, s32 prev_cpu,
-			 bool record)
+static s32 pick_core_order(const struct cadence_policy *pol, struct task_struct *p, s32 prev_cpu,
+			   bool record)
 {
 	const struct cpumask *idle_smt, *llc;
 	struct bpf_cpumask *llc_allowed;
@@ -218,8 +282,6 @@ static s32 pick_idle_cpu(const struct cadence_policy *pol, struct task_struct *p
 		outcome = cpu >= 0 ? CADENCE_SELECT_PREV_CPU : CADENCE_SELECT_BUSY;
 		goto out;
 	}
-	if (pol->place_order == CADENCE_ORDER_SMALL_CORE)
-		return pick_small_core(pol, p, prev_cpu, record);
 
 	llc_allowed = this_scratch_mask();
 	llc = llc_cpumask(cpu_llc_id(prev_cpu));
@@ -268,6 +330,49 @@ out:
 	if (record)
 		count_select(outcome);
 	return cpu;
+}
+
+/*
+ * Claim an idle CPU for @p near @prev_cpu, or return -EBUSY; -EAGAIN: a
+ * running @p holds its CPU (pick_small_core(); @tctx its context, NULL on
+ * wake-up). With @record, the step that succeeded (or SELECT_BUSY) is
+ * counted in the stats. Inlined, so that enqueue()'s call chain down the
+ * small-core search holds one frame fewer (the verifier's 512-byte stack
+ * limit); each order is its own function.
+ */
+static __always_inline s32 pick_idle_cpu(const struct cadence_policy *pol, struct task_struct *p,
+					 s32 prev_cpu, bool record, struct task_ctx *tctx)
+{
+	if (!task_pinned(p) && pol->place_order == CADENCE_ORDER_SMALL_CORE)
+		return pick_small_core(pol, p, prev_cpu, tctx,
+				       PLACE_CLAIM | (record ? PLACE_RECORD : 0));
+	return pick_core_order(pol, p, prev_cpu, record);
+}
+
+/*
+ * Whether running @p (@tctx) on @cpu, whose slice ended with nothing
+ * queued before it, should move now: with placement.hold and the
+ * small-core order, when an idle CPU it may use exists and the hold finds
+ * a lasting imbalance worth a move (pick_small_core() as a check). Its
+ * dispatch then does not refill its slice, the kernel enqueues it with
+ * SCX_ENQ_LAST (SCX_OPS_ENQ_LAST), and enqueue() moves it. Without this,
+ * sched_ext keeps a CPU-bound task that nothing displaces where it is,
+ * and an uneven split made at fork time lasts for as long as the tasks.
+ */
+static __always_inline bool hold_rebalance(const struct cadence_policy *pol, struct task_struct *p,
+					   struct task_ctx *tctx, s32 cpu)
+{
+	const struct cpumask *idle;
+	u32 any;
+
+	if (!pol->place_hold || pol->place_order != CADENCE_ORDER_SMALL_CORE || task_pinned(p))
+		return false;
+	idle = scx_bpf_get_idle_cpumask();
+	any = bpf_cpumask_any_and_distribute(idle, p->cpus_ptr);
+	scx_bpf_put_idle_cpumask(idle);
+	if (any >= scx_bpf_nr_cpu_ids())
+		return false;
+	return pick_small_core(pol, p, cpu, tctx, 0) >= 0;
 }
 
 #endif /* __CADENCE_PLACE_BPF_H */

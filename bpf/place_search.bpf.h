@@ -451,4 +451,114 @@ any:
 	return cpu;
 }
 
+/*
+ * How far a task moved from CPU @from to CPU @to (enum cadence_move_span).
+ * A CPU the table does not know (out of range, offline when the table was
+ * written) gives CADENCE_SPAN_NONE: such a move is not counted.
+ */
+static __always_inline u32 move_span(const struct cadence_topo *t, s32 from, s32 to)
+{
+	u32 small_from, small_to;
+
+	if (from == to || from < 0 || to < 0 || (u32)from >= t->nr_cpus || (u32)to >= t->nr_cpus)
+		return CADENCE_SPAN_NONE;
+	small_from = t->cpu_small[cpu_index(from)];
+	small_to = t->cpu_small[cpu_index(to)];
+	if (small_from == CADENCE_NO_GROUP || small_to == CADENCE_NO_GROUP)
+		return CADENCE_SPAN_NONE;
+	if (small_from == small_to)
+		return CADENCE_SPAN_THREAD;
+	if (t->small_big[cpu_index(small_from)] == t->small_big[cpu_index(small_to)])
+		return CADENCE_SPAN_SMALL;
+	return CADENCE_SPAN_BIG;
+}
+
+/*
+ * Threads of small core @s the task may use that are idle or run light
+ * work (in->light): what a CPU-bound task weighs when it thinks of moving.
+ */
+__noinline u32 pl_small_free(const struct cadence_topo *t, const struct cadence_place_in *in, u32 s)
+{
+	u32 n, i, cpu, free = 0;
+
+	if (!t || !in)
+		return 0;
+	n = t->small_nr_cpus[cpu_index(s)];
+	if (n > CADENCE_MAX_SMT)
+		n = CADENCE_MAX_SMT;
+	bpf_for (i, 0, n) {
+		barrier_var(i);
+		cpu = t->small_cpus[cpu_index(s)][i & (CADENCE_MAX_SMT - 1)];
+		if ((pl_bit(in->idle, cpu) || pl_bit(in->light, cpu)) && pl_bit(in->allowed, cpu))
+			free++;
+	}
+	return free;
+}
+
+/* pl_small_free() summed over big core @b's small cores. */
+__noinline u32 pl_big_free(const struct cadence_topo *t, const struct cadence_place_in *in, u32 b)
+{
+	u32 first, n, i, free = 0;
+
+	if (!t || !in)
+		return 0;
+	first = t->big_first_small[cpu_index(b)];
+	n = t->big_nr_small[cpu_index(b)];
+	bpf_for (i, 0, n)
+		free += pl_small_free(t, in, first + i);
+	return free;
+}
+
+/*
+ * A running task on in->prev (counted idle by the caller, in->leaving) and
+ * @cpu, the search's pick in another small or big core: the free threads
+ * (idle, or running light work) @cpu's core has beyond prev's, prev itself
+ * not counted. Big cores when @cpu is in another big core, else small
+ * cores. Moving from a core of k more loaded threads to an equal one
+ * evens them out at k >= 2 (one task fewer there, one more here) and swaps
+ * them at k = 1, so 1 is never worth a move and 2 is the least margin.
+ * Light work counts as free because it comes and goes: two short tasks
+ * beside one CPU-bound task made the core of another CPU-bound task look
+ * freer, and the search moved the first onto it.
+ */
+__noinline s32 pl_move_gain(const struct cadence_topo *t, const struct cadence_place_in *in,
+			    s32 cpu)
+{
+	u32 prev_small, cpu_small, prev_big, cpu_big, there, here;
+
+	if (!t || !in || in->prev < 0 || cpu < 0)
+		return 0;
+	prev_small = t->cpu_small[cpu_index(in->prev)];
+	cpu_small = t->cpu_small[cpu_index(cpu)];
+	if (prev_small == CADENCE_NO_GROUP || cpu_small == CADENCE_NO_GROUP)
+		return 0;
+	prev_big = t->small_big[cpu_index(prev_small)];
+	cpu_big = t->small_big[cpu_index(cpu_small)];
+	if (prev_big != cpu_big) {
+		there = pl_big_free(t, in, cpu_big);
+		here = pl_big_free(t, in, prev_big);
+	} else {
+		there = pl_small_free(t, in, cpu_small);
+		here = pl_small_free(t, in, prev_small);
+	}
+	/* prev is counted idle by the caller: it is the task's own thread. */
+	if (pl_free(in, in->prev) && here)
+		here--;
+	return (s32)there - (s32)here;
+}
+
+/*
+ * Whether a running task moves to a core @gain idle threads freer
+ * (pl_move_gain()), with the policy's @margin, having seen such a core
+ * @seen times in a row before (enum cadence_hold_verdict).
+ */
+static __always_inline u32 hold_verdict(s32 gain, u32 margin, u32 seen)
+{
+	if (gain < (s32)margin)
+		return CADENCE_HOLD_STAY;
+	if (seen + 1 < CADENCE_MOVE_CONFIRM)
+		return CADENCE_HOLD_WAIT;
+	return CADENCE_HOLD_MOVE;
+}
+
 #endif /* __CADENCE_PLACE_SEARCH_BPF_H */

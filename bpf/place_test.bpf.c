@@ -40,5 +40,23 @@ int place_run(struct cadence_place_test *ctx)
 	cpu = place_search(t, &place_work, &level);
 	ctx->cpu = cpu;
 	ctx->level = level;
+	ctx->gain = 0;
+	ctx->verdict = CADENCE_HOLD_MOVE;
+	if (place_work.leaving && cpu >= 0 &&
+	    move_span(t, place_work.prev, cpu) >= CADENCE_SPAN_SMALL) {
+		ctx->gain = pl_move_gain(t, &place_work, cpu);
+		ctx->verdict = hold_verdict(ctx->gain, ctx->margin, ctx->seen);
+	}
+	return 0;
+}
+
+SEC("syscall")
+int move_span_run(struct cadence_move_span_test *ctx)
+{
+	const struct cadence_topo *t;
+	u32 zero = 0;
+
+	t = bpf_map_lookup_elem(&place_topo, &zero);
+	ctx->span = t ? move_span(t, ctx->from, ctx->to) : ~0U;
 	return 0;
 }

@@ -43,6 +43,10 @@ pub struct Slice {
 pub struct Placement {
     pub idle_core_first: bool,
     pub order: PlaceOrder,
+    /// Running tasks hold their CPU against short tasks (bpf/place.bpf.h).
+    pub hold: bool,
+    /// Idle threads more a core must have for a running task to move there.
+    pub move_margin: u32,
 }
 
 /// Wake-up latency: preemption and sync wake-ups (bpf/latency.bpf.h).

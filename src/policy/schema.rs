@@ -94,6 +94,24 @@ pub const FIELDS: &[Field] = &[
         doc: "small_core: spread over small cores first (POWER9 halves, E-core clusters); core: the plain prev/idle-core order, for comparison",
     },
     Field {
+        key: "placement.hold",
+        kind: Kind::Bool,
+        doc: "Running tasks hold their CPU while short tasks come and go: an idle CPU takes a waiting task before a busy one gives up its own, one displaced by a task of less than half its util waits for its CPU, and a running task moves to another small or big core only when that core has move_margin more free threads (idle, or running a task lighter than half its own) at 8 slice ends or re-enqueues in a row (the margin with placement.order = small_core only)",
+    },
+    Field {
+        key: "placement.move_margin",
+        // 2 is the least imbalance a move evens out instead of reversing
+        // (bpf/place_search.bpf.h, pl_move_gain()); 64 is far above the
+        // threads of any core today (POWER9/10 big cores have 8), and a
+        // margin above a core's threads means running tasks never move.
+        kind: Kind::Int {
+            min: 2,
+            max: 64,
+            unit: "threads",
+        },
+        doc: "With hold: how many more free threads (idle, or running a task lighter than half its own) another small or big core must have for a running task to move there",
+    },
+    Field {
         key: "freq.max",
         // The seed's choices; which exist depends on the machine and is
         // checked when the policy is put in force (freq-max --list).

@@ -179,19 +179,21 @@ fn words_reach_bpf_as_the_c_enums_number_them() {
     assert_eq!((b.slice_max_ns, b.cpufreq_headroom_pct), (6_000_000, 160));
 }
 
-/// `ctl get` names every field of struct cadence_policy: 5 u64 and 18 u32
-/// fields make its 112 bytes. A field added to the
+/// `ctl get` names every field of struct cadence_policy: 5 u64 and 20 u32
+/// fields make its 120 bytes. A field added to the
 /// C struct changes the size and fails here until bpf_fields() has it.
 #[test]
 fn bpf_fields_name_every_field_of_the_struct() {
-    assert_eq!(std::mem::size_of::<crate::bpf_intf::cadence_policy>(), 112);
+    assert_eq!(std::mem::size_of::<crate::bpf_intf::cadence_policy>(), 120);
     let pol = Named::load("balanced")
         .unwrap()
         .policy
         .to_bpf(&crate::freq::FreqTable::default())
         .unwrap();
     let f = bpf_fields(&pol);
-    assert_eq!(f.len(), 23);
+    assert_eq!(f.len(), 25);
+    assert_eq!(f["place_hold"], 1);
+    assert_eq!(f["place_move_margin"], 2);
     assert_eq!(f["wakeup_preempt"], u64::from(pol.wakeup_preempt));
     assert_eq!(f["slice_max_ns"], pol.slice_max_ns);
     assert_eq!(f["cpufreq_down_hold_ns"], pol.cpufreq_down_hold_ns);
@@ -313,6 +315,7 @@ proptest! {
         down_hold_us in 0u64..=1_000_000,
         legacy_iowait_boost: bool,
         latency: (bool, bool),
+        hold in (any::<bool>(), 2u32..=64),
         idle in (0usize..3, 0usize..2, 1u64..=49, 0u64..=65_535, 0usize..2, 0usize..2),
     ) {
         let min = (50 + ((max.max(50) - 50) as f64 * min_frac) as u64).min(max);
@@ -322,6 +325,8 @@ proptest! {
             placement: Placement {
                 idle_core_first,
                 order: PlaceOrder::WORDS[place_order].0,
+                hold: hold.0,
+                move_margin: hold.1,
             },
             freq: Freq { max: freq_max.parse().unwrap() },
             cpufreq: Cpufreq {

@@ -25,6 +25,8 @@ impl Policy {
         pol.sync_wakeup = self.latency.sync_wakeup as u32;
         pol.idle_core_first = self.placement.idle_core_first as u32;
         pol.place_order = self.placement.order.bpf();
+        pol.place_hold = self.placement.hold as u32;
+        pol.place_move_margin = self.placement.move_margin;
 
         let fmax = freq.resolve(self.freq.max)?;
         pol.freq_max_ratio = fmax.freq_max_ratio(freq);
@@ -55,7 +57,7 @@ impl Policy {
 /// padding left out. A field added to the struct and not here shows up as
 /// a mismatch in the VM's pinned-map comparison.
 pub fn fields(pol: &bpf_intf::cadence_policy) -> BTreeMap<String, u64> {
-    let f: [(&str, u64); 23] = [
+    let f: [(&str, u64); 25] = [
         ("slice_max_ns", pol.slice_max_ns),
         ("slice_min_ns", pol.slice_min_ns),
         ("slice_lag_ns", pol.slice_lag_ns),
@@ -79,6 +81,8 @@ pub fn fields(pol: &bpf_intf::cadence_policy) -> BTreeMap<String, u64> {
         ("idle_place", pol.idle_place.into()),
         ("wakeup_preempt", pol.wakeup_preempt.into()),
         ("sync_wakeup", pol.sync_wakeup.into()),
+        ("place_hold", pol.place_hold.into()),
+        ("place_move_margin", pol.place_move_margin.into()),
     ];
     f.iter().map(|(k, v)| (k.to_string(), *v)).collect()
 }

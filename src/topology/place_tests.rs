@@ -89,30 +89,98 @@ impl Search {
         spread: bool,
         leaving: bool,
     ) -> (i32, L) {
+        let mut ctx = self.inputs(prev, busy, allowed, &[]);
+        ctx.in_.spread = spread as u32;
+        ctx.in_.leaving = leaving as u32;
+        self.place_run(&mut ctx);
+        (ctx.cpu, ctx.level)
+    }
+
+    /// A run's inputs: the task last on @prev, the CPUs in @busy not idle,
+    /// those of @light running light work, the task allowed on @allowed
+    /// (None: everywhere).
+    fn inputs(
+        &self,
+        prev: i32,
+        busy: &[u32],
+        allowed: Option<&[u32]>,
+        light: &[u32],
+    ) -> bpf_intf::cadence_place_test {
         // SAFETY: plain-data struct from bindgen; all zeroes is valid.
         let mut ctx: bpf_intf::cadence_place_test = unsafe { std::mem::zeroed() };
         let busy: BTreeSet<u32> = busy.iter().copied().collect();
         for cpu in 0..self.table.nr_cpus {
-            let bit = 1u64 << (cpu % 64);
+            let (w, bit) = ((cpu / 64) as usize, 1u64 << (cpu % 64));
             if !busy.contains(&cpu) {
-                ctx.in_.idle[(cpu / 64) as usize] |= bit;
+                ctx.in_.idle[w] |= bit;
+            }
+            if light.contains(&cpu) {
+                ctx.in_.light[w] |= bit;
             }
             if allowed.is_none_or(|a| a.contains(&cpu)) {
-                ctx.in_.allowed[(cpu / 64) as usize] |= bit;
+                ctx.in_.allowed[w] |= bit;
             }
         }
         ctx.in_.prev = prev;
-        ctx.in_.spread = spread as u32;
-        ctx.in_.leaving = leaving as u32;
         ctx.in_.shallow = self.shallow as u32;
-        let input = bpf_intf::test_run_input(&mut ctx);
+        ctx
+    }
+
+    /// Runs place_run on @ctx, in place.
+    fn place_run(&self, ctx: &mut bpf_intf::cadence_place_test) {
+        let input = bpf_intf::test_run_input(ctx);
         self.skel
             .progs
             .place_run
             .test_run(input)
             .expect("BPF_PROG_TEST_RUN of place_run");
         assert_ne!(ctx.cpu, -22, "place_run could not read its input");
-        (ctx.cpu, ctx.level)
+    }
+}
+
+/// What the hold made of a running task's search (place_run's outputs).
+#[derive(Debug, PartialEq)]
+struct Hold {
+    cpu: i32,
+    gain: i32,
+    verdict: u32,
+}
+
+const MOVE: u32 = bpf_intf::cadence_hold_verdict_CADENCE_HOLD_MOVE;
+const STAY: u32 = bpf_intf::cadence_hold_verdict_CADENCE_HOLD_STAY;
+const WAIT: u32 = bpf_intf::cadence_hold_verdict_CADENCE_HOLD_WAIT;
+/// Sightings before the one that moves: CADENCE_MOVE_CONFIRM - 1.
+const LAST_WAIT: u32 = bpf_intf::cadence_hold_consts_CADENCE_MOVE_CONFIRM - 1;
+
+impl Search {
+    /// A running task on @prev re-enqueued (it leaves @prev out of @busy):
+    /// the search, then the hold with margin 2 after @seen sightings, the
+    /// CPUs of @light running tasks lighter than half its util.
+    fn hold(&self, prev: i32, busy: &[u32], light: &[u32], seen: u32) -> Hold {
+        let mut ctx = self.inputs(prev, busy, None, light);
+        ctx.in_.spread = 1;
+        ctx.in_.leaving = 1;
+        ctx.margin = 2;
+        ctx.seen = seen;
+        self.place_run(&mut ctx);
+        Hold {
+            cpu: ctx.cpu,
+            gain: ctx.gain,
+            verdict: ctx.verdict,
+        }
+    }
+
+    /// move_span() of a move from @from to @to, on this machine.
+    fn span(&self, from: i32, to: i32) -> u32 {
+        let mut ctx = bpf_intf::cadence_move_span_test { from, to, span: 0 };
+        let input = bpf_intf::test_run_input(&mut ctx);
+        self.skel
+            .progs
+            .move_span_run
+            .test_run(input)
+            .expect("BPF_PROG_TEST_RUN of move_span_run");
+        assert_ne!(ctx.span, u32::MAX, "move_span_run found no table");
+        ctx.span
     }
 }
 
@@ -257,5 +325,114 @@ fn a_running_task_leaves_a_crowded_big_core_and_otherwise_stays() {
     assert_eq!(
         s.run_task(2, &[0, 4, 1, 3], None, true, true),
         (2, NEAR_SMALL)
+    );
+}
+
+#[test]
+fn moves_are_told_apart_by_small_and_big_core() {
+    use bpf_intf::cadence_move_span as S;
+    const NONE: S = bpf_intf::cadence_move_span_CADENCE_SPAN_NONE;
+    const THREAD: S = bpf_intf::cadence_move_span_CADENCE_SPAN_THREAD;
+    const SMALL: S = bpf_intf::cadence_move_span_CADENCE_SPAN_SMALL;
+    const BIG: S = bpf_intf::cadence_move_span_CADENCE_SPAN_BIG;
+    // POWER9-like: small cores {0,2,4,6} {1,3,5,7} in big core 0-7, and
+    // {8,10,12,14} {9,11,13,15} in big core 8-15.
+    let Some(s) = Search::new(&two_big_cores()) else {
+        return;
+    };
+    assert_eq!(s.span(0, 6), THREAD, "the same SMT4 half");
+    assert_eq!(s.span(0, 1), SMALL, "the other half of the big core");
+    assert_eq!(s.span(7, 2), SMALL);
+    assert_eq!(s.span(0, 8), BIG);
+    assert_eq!(s.span(9, 6), BIG);
+    assert_eq!(s.span(3, 3), NONE, "no move");
+    assert_eq!(s.span(-1, 3), NONE, "before its first run");
+    assert_eq!(s.span(3, 16), NONE, "past the table");
+    // QEMU's SMT4 cores, every thread its own small core.
+    let Some(s) = Search::new(&qemu_smt4()) else {
+        return;
+    };
+    assert_eq!(s.span(0, 3), SMALL);
+    assert_eq!(s.span(3, 4), BIG);
+}
+
+/// Issue 15's hysteresis, on QEMU's SMT4 cores (every thread its own small
+/// core): a running task re-enqueued at a slice end moves to the other big
+/// core only when that one is freer by two threads, counting threads that
+/// run light work as free, and only at the second such re-enqueue in a row.
+#[test]
+fn a_running_task_moves_only_for_a_real_and_lasting_imbalance() {
+    let Some(s) = Search::new(&qemu_smt4()) else {
+        return;
+    };
+    // CPU-bound tasks 2 and 2 (0, 1 | 4, 5), the one on 1 re-enqueued,
+    // and two short tasks come up beside it on 2 and 3: the search sees 4
+    // idle threads there against none here, but the short ones are light,
+    // so the cores are even (2 free each): it stays, at every sighting.
+    let two_short = s.hold(1, &[0, 2, 3, 4, 5], &[2, 3], 0);
+    assert_eq!(
+        two_short,
+        Hold {
+            cpu: 6,
+            gain: 0,
+            verdict: STAY
+        }
+    );
+    assert_eq!(
+        s.hold(1, &[0, 2, 3, 4, 5], &[2, 3], LAST_WAIT).verdict,
+        STAY
+    );
+    // The same two tasks counted as loaded (no util to tell them apart):
+    // the gain is 2, and the first sighting only waits.
+    assert_eq!(
+        s.hold(1, &[0, 2, 3, 4, 5], &[], 0),
+        Hold {
+            cpu: 6,
+            gain: 2,
+            verdict: WAIT
+        }
+    );
+    // CPU-bound tasks 3 and 1 (0, 1, 2 | 4): a real imbalance of two,
+    // waited out, then moved at the CADENCE_MOVE_CONFIRM-th check in a row.
+    let real = s.hold(2, &[0, 1, 4], &[], 0);
+    assert_eq!(
+        real,
+        Hold {
+            cpu: 5,
+            gain: 2,
+            verdict: WAIT
+        }
+    );
+    assert_eq!(s.hold(2, &[0, 1, 4], &[], LAST_WAIT - 1).verdict, WAIT);
+    assert_eq!(s.hold(2, &[0, 1, 4], &[], LAST_WAIT).verdict, MOVE);
+    // 3 and 1 where one of the three is a short task: 2 and 1 of real
+    // load, a gain of 1, which a move would only reverse: it stays.
+    assert_eq!(s.hold(2, &[0, 1, 4], &[1], LAST_WAIT).verdict, STAY);
+    // A move within the small core or to its own CPU is not weighed.
+    assert_eq!(s.hold(1, &[0, 4, 5], &[], 0).verdict, MOVE);
+}
+
+/// The same on POWER9-like halves {0,2,4,6} and {1,3,5,7} of one big
+/// core: small cores are weighed against each other.
+#[test]
+fn the_hold_weighs_small_cores_within_a_big_core() {
+    let h = file::parse("small 0,2,4,6\nsmall 1,3,5,7\nbig 0-7\n", &online(8)).unwrap();
+    let Some(s) = Search::new(&h) else { return };
+    // 3 and 1 over the halves (0, 2, 4 | 1), the one on 2 re-enqueued:
+    // the other half has 3 free threads against 1 here.
+    assert_eq!(
+        s.hold(2, &[0, 4, 1], &[], 0),
+        Hold {
+            cpu: 3,
+            gain: 2,
+            verdict: WAIT
+        }
+    );
+    assert_eq!(s.hold(2, &[0, 4, 1], &[], LAST_WAIT).verdict, MOVE);
+    // 2 and 2 with a short task on 6 beside the one on 2: even.
+    assert_eq!(
+        s.hold(2, &[0, 6, 1, 3], &[6], 1).cpu,
+        2,
+        "stays by the search itself"
     );
 }

@@ -70,3 +70,46 @@ case_place_bad_topology_file() {
 	[[ $out == *"CPU 8 is not an online CPU of this machine"* ]] || fail "$out" || return 1
 	[ "$(sched_state)" = disabled ] || fail "something attached" || return 1
 }
+
+# The move counters (issue 15). A CPU-bound task on CPU 0 is moved by its
+# affinity to CPU 1 (another small core of big core 0-3: QEMU gives each
+# thread its own L1) and then to CPU 4 (big core 4-7). Over that window
+# scx_cadence's `tasks` iterator must count one more small and one more
+# big move, charged to the paths that made them, as many as the kernel's
+# own count of the task's migrations grew (se.nr_migrations in
+# /proc/PID/sched; the task moved before the window too, when it was
+# placed and pinned), and the stats' totals must hold them.
+case_place_moves_are_counted() {
+	local pid row0 row1 m0 m1 s0 b0 w0 r0 q0 s1 b1 w1 r1 q1
+	start_sched "$VM_OUT/place_moves.sched.log" || return 1
+	pid=$(hog 0 0)
+	sleep 1
+	m0=$(awk '/^se.nr_migrations/ { print $3 }' "/proc/$pid/sched")
+	row0=$(awk -v p="$pid" '$1 == p' "$PIN_DIR/tasks")
+	taskset -p -c 1 "$pid" >/dev/null
+	sleep 1
+	taskset -p -c 4 "$pid" >/dev/null
+	sleep 1
+	m1=$(awk '/^se.nr_migrations/ { print $3 }' "/proc/$pid/sched")
+	row1=$(awk -v p="$pid" '$1 == p' "$PIN_DIR/tasks")
+	kill "$pid"
+	head -n 1 "$PIN_DIR/tasks"
+	printf '%s\n%s\n' "$row0" "$row1"
+	echo "kernel: se.nr_migrations $m0 -> $m1"
+	# pid cpu util_avg util_est runnable_avg small big wake requeue queue comm
+	read -r _ _ _ _ _ s0 b0 w0 r0 q0 _ <<<"$row0"
+	read -r _ _ _ _ _ s1 b1 w1 r1 q1 _ <<<"$row1"
+	[ $((s1 - s0)) -eq 1 ] && [ $((b1 - b0)) -eq 1 ] ||
+		fail "moves: small +$((s1 - s0)) big +$((b1 - b0)), want +1 and +1" || return 1
+	[ $((w1 + r1 + q1 - w0 - r0 - q0)) -eq 2 ] ||
+		fail "moves by path +$((w1 + r1 + q1 - w0 - r0 - q0)), want +2" || return 1
+	[ $((m1 - m0)) -eq 2 ] || fail "the kernel counted $((m1 - m0)) migrations, want 2" || return 1
+	"$SCHED" stats --format json | python3 -c '
+import json, sys
+t = json.load(sys.stdin)["total"]
+print({k: t[k] for k in ("move_thread", "move_small", "move_big", "move_wake", "move_requeue", "move_queue")})
+assert t["move_small"] >= 1 and t["move_big"] >= 1, "totals miss the moves"
+assert t["move_wake"] + t["move_requeue"] + t["move_queue"] == t["move_small"] + t["move_big"], "paths do not add up"
+' || fail "the stats totals (see above)" || return 1
+	stop_sched
+}
