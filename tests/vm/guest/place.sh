@@ -93,7 +93,7 @@ case_place_moves_are_counted() {
 	m1=$(awk '/^se.nr_migrations/ { print $3 }' "/proc/$pid/sched")
 	row1=$(awk -v p="$pid" '$1 == p' "$PIN_DIR/tasks")
 	kill "$pid"
-	head -n 1 "$PIN_DIR/tasks"
+	awk 'NR == 1' "$PIN_DIR/tasks"
 	printf '%s\n%s\n' "$row0" "$row1"
 	echo "kernel: se.nr_migrations $m0 -> $m1"
 	# pid cpu util_avg util_est runnable_avg small big wake requeue queue comm
