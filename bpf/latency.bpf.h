@@ -9,11 +9,13 @@
  * task with a later deadline that has run at least the minimum slice
  * (deadline.bpf.h's verdict); the task's previous CPU is kicked with
  * SCX_KICK_PREEMPT if its task qualifies (no IPI when the wake-up runs
- * there, as a timer's does), else the one with the latest deadline. The kernel then sets that
- * task's slice to 0 and reschedules, its CPU's dispatch() finds the queue's head due before it (the
- * same deadline order), takes the head and queues the preempted task. EEVDF does the same per
- * runqueue in check_preempt_wakeup_fair(); with RUN_TO_PARITY the running task keeps the CPU until
- * it has run its slice protection, here the policy's slice.min_us.
+ * there, as a timer's does), else the one with the latest deadline. The
+ * kernel then sets that task's slice to 0 and reschedules, its CPU's
+ * dispatch() finds the queue's head due before it (the same deadline
+ * order), takes the head and queues the preempted task. EEVDF does the
+ * same per runqueue in check_preempt_wakeup_fair(); with RUN_TO_PARITY the
+ * running task keeps the CPU until it has run its slice protection, here
+ * the policy's slice.min_us.
  *
  * Sync wake-ups. SCX_WAKE_SYNC says the waker is about to sleep (pipe and
  * socket ping-pong). If the policy allows it (latency.sync_wakeup) and no

@@ -146,10 +146,10 @@ static __always_inline bool mask_words(u64 *words, const struct cpumask *mask, u
 
 /*
  * in->light: of the first @nr_cpus CPUs, those whose running task has less
- * than half @util (cpu_runs[], latency.bpf.h); none for @nr_cpus 0. Not
- * inlined, nor hold_off(): their frames would add to pick_small_core()'s,
- * on a call chain from enqueue() that is at the verifier's 512-byte stack
- * limit (they run beside place_search(), not under it).
+ * than half @util (cpu_runs[], latency.bpf.h). Not inlined, nor
+ * hold_off(): their frames would add to pick_small_core()'s, on a call
+ * chain from enqueue() that is at the verifier's 512-byte stack limit
+ * (they run beside place_search(), not under it).
  */
 static __noinline void mark_light(struct cadence_place_in *in, u32 nr_cpus, u64 util)
 {
@@ -165,18 +165,20 @@ static __noinline void mark_light(struct cadence_place_in *in, u32 nr_cpus, u64 
 }
 
 /*
- * Whether a running task (@moves) that the search would take from in->prev
+ * Whether a running task (@tctx) that the search would take from in->prev
  * to @cpu should stay instead (see pick_small_core()); counts the
- * sightings of a freer core in @moves.
+ * sightings of a freer core in @tctx->moves. The light CPUs are marked
+ * only here, when a move is weighed, not at every search.
  */
 static __noinline bool hold_off(const struct cadence_policy *pol, const struct cadence_topo *t,
-				const struct cadence_place_in *in, s32 cpu,
-				struct cadence_task_moves *moves)
+				struct cadence_place_in *in, s32 cpu, struct task_ctx *tctx)
 {
+	struct cadence_task_moves *moves = &tctx->moves;
 	u32 verdict;
 
 	if (move_span(t, in->prev, cpu) < CADENCE_SPAN_SMALL)
 		return false;
+	mark_light(in, t->nr_cpus, hold_util(tctx));
 	verdict = hold_verdict(pl_move_gain(t, in, cpu), pol->place_move_margin,
 			       moves->imbalance_seen);
 	/* A move resets the count when the task runs elsewhere (migrate.bpf.h). */
@@ -202,9 +204,9 @@ static __noinline bool hold_off(const struct cadence_policy *pol, const struct c
  * With the policy's placement.hold, a search that takes such a task to
  * another small or big core must also find that core freer by
  * placement.move_margin free threads (pl_move_gain()), CADENCE_MOVE_CONFIRM
- * checks in a row (@tctx->moves.imbalance_seen), threads running
- * tasks lighter than half its own counted free (mark_light()); otherwise it returns
- * -EAGAIN: the task waits for its own CPU (enqueue()). A short task
+ * checks in a row (@tctx->moves.imbalance_seen), threads running tasks
+ * lighter than half its own counted free (mark_light()); otherwise it
+ * returns -EAGAIN: the task waits for its own CPU (enqueue()). A short task
  * appearing next to it changes the count by one, which never moves it.
  * @how: PLACE_RECORD counts the level in the stats; without PLACE_CLAIM
  * the CPU found is returned unclaimed (a check, not a move).
@@ -234,8 +236,6 @@ static s32 pick_small_core(const struct cadence_policy *pol, struct task_struct 
 	in->shallow = pol->idle_place == CADENCE_IDLE_PLACE_SHALLOW;
 	leaving = prev_cpu >= 0 && scx_bpf_task_running(p);
 	in->leaving = leaving;
-	mark_light(in, leaving && tctx && pol->place_hold ? t->nr_cpus : 0,
-		   tctx ? hold_util(tctx) : 0);
 	if (leaving)
 		in->idle[(prev_cpu >> 6) & (CADENCE_CPU_WORDS - 1)] |= 1ULL << (prev_cpu & 63);
 	for (i = 0; i < CADENCE_PLACE_TRIES; i++) {
@@ -246,7 +246,7 @@ static s32 pick_small_core(const struct cadence_policy *pol, struct task_struct 
 			cpu = -EBUSY;
 			goto out;
 		}
-		if (leaving && tctx && pol->place_hold && hold_off(pol, t, in, cpu, &tctx->moves)) {
+		if (leaving && tctx && pol->place_hold && hold_off(pol, t, in, cpu, tctx)) {
 			cpu = -EAGAIN;
 			goto out;
 		}
