@@ -79,6 +79,13 @@ pub struct RunOpts {
     #[clap(long, default_value = "0")]
     pub exit_dump_len: u32,
 
+    /// sched_ext's watchdog: the kernel ends the scheduler (and falls back
+    /// to its default one) when a runnable task has not run for MS
+    /// milliseconds; 1..=30000, 0 for the kernel's default (30 s).
+    #[clap(long, value_name = "MS", default_value = "0",
+           value_parser = clap::value_parser!(u32).range(0..=scheduler::MAX_STALL_TIMEOUT_MS as i64))]
+    pub stall_timeout_ms: u32,
+
     /// Print stats every SECS seconds while running the scheduler.
     #[clap(long, value_name = "SECS")]
     pub stats: Option<f64>,

@@ -33,6 +33,10 @@ use crate::stats::{self, CpuMetrics, CpuUtil, CpufreqCounters, IdleCounters, Met
 use crate::topology::{self, LlcMap};
 
 pub const SCHEDULER_NAME: &str = "scx_cadence";
+/// Longest watchdog timeout sched_ext accepts in sched_ext_ops.timeout_ms
+/// (SCX_WATCHDOG_MAX_TIMEOUT in kernel/sched/ext.c: 30 s); a longer one
+/// fails the attach.
+pub const MAX_STALL_TIMEOUT_MS: u32 = 30_000;
 
 /// How often the loop looks at signals and the exit state when idle.
 const POLL: Duration = Duration::from_millis(100);
@@ -110,6 +114,7 @@ impl<'a> Scheduler<'a> {
         idle_plan.configure(&mut skel);
 
         skel.struct_ops.cadence_ops_mut().exit_dump_len = opts.exit_dump_len;
+        skel.struct_ops.cadence_ops_mut().timeout_ms = opts.stall_timeout_ms;
 
         let cpus: Vec<usize> = llcs.cpu_llc.iter().map(|&(cpu, _)| cpu).collect();
         let freq_source = FreqSource::choose(

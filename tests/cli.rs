@@ -47,6 +47,17 @@ fn out_of_range_policy_value_names_field_value_and_range() {
 }
 
 #[test]
+fn stall_timeout_beyond_the_kernels_limit_is_a_usage_error() {
+    // sched_ext refuses a watchdog timeout over 30 s at attach; the loader
+    // refuses it first, in one line, before touching the kernel.
+    let out = scx_cadence(&["--stall-timeout-ms", "30001"]);
+    assert_eq!(out.status.code(), Some(2));
+    let lines = stderr_lines(&out);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(lines[0].contains("30001 is not in 0..=30000"), "{lines:?}");
+}
+
+#[test]
 fn bad_policy_files_and_presets_are_refused_in_one_line() {
     let dir = std::env::temp_dir().join(format!("scx_cadence_cli_{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
