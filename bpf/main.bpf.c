@@ -183,10 +183,13 @@ void BPF_STRUCT_OPS(cadence_enqueue, struct task_struct *p, u64 enq_flags)
 		/*
 		 * It holds its CPU (a move not worth it, or displaced by a
 		 * lighter task, dispatch(), with no move worth it): it waits
-		 * for that CPU, and no other CPU is kicked to take it.
+		 * for that CPU, and no other CPU is kicked to take it. Only
+		 * while nothing else waits there (hold_has_room()); else it
+		 * queues in its LLC like any task.
 		 */
-		if (cpu == -EAGAIN ||
-		    (cpu < 0 && tctx->stay_home && pol.place_hold && scx_bpf_task_running(p))) {
+		if ((cpu == -EAGAIN ||
+		     (cpu < 0 && tctx->stay_home && pol.place_hold && scx_bpf_task_running(p))) &&
+		    hold_has_room(prev)) {
 			queue_on_cpu(&pol, p, tctx, prev, enq_flags);
 			stat_inc(enq_stay);
 			return;

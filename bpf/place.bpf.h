@@ -350,6 +350,21 @@ static __always_inline s32 pick_idle_cpu(const struct cadence_policy *pol, struc
 }
 
 /*
+ * Whether a task may hold @cpu (wait in its own DSQ for it, enqueue()):
+ * only while no other task waits there. A held task then runs at that
+ * CPU's next slice end, as a preempted task runs next on its runqueue in
+ * the fair class. Without this bound, short tasks displaced by shorter ones
+ * piled up on one CPU (76 in one own DSQ under stress-ng's sleep stressor),
+ * where only that CPU serves them, between turns it gives its LLC's queue,
+ * and they waited over 10 s: one was the task an RCU grace period waited
+ * for, and the kernel saw an RCU stall at 21 s.
+ */
+static __always_inline bool hold_has_room(s32 cpu)
+{
+	return scx_bpf_dsq_nr_queued(cpu_dsq(cpu)) <= 0;
+}
+
+/*
  * Whether running @p (@tctx) on @cpu, whose slice ended with nothing
  * queued before it, should move now: with placement.hold and the
  * small-core order, when an idle CPU it may use exists and the hold finds
