@@ -263,6 +263,8 @@ struct cadence_cpu_stats {
 	 * hold_rebalance()).
 	 */
 	u64 dispatch_rebalance;
+	/* Tasks taken from a CPU's own queue after waiting 250 jiffies (main.bpf.c). */
+	u64 dispatch_starved;
 };
 
 #include "intf_util.h"

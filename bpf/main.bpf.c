@@ -317,6 +317,55 @@ static __always_inline bool defer_head_to_idle(const struct queue_head *q)
 }
 
 /*
+ * Longest a task waits in a CPU's own queue before it runs ahead of that
+ * queue's order: 250 jiffies, 1 s at Debian's HZ=250 (0.25 s at HZ=1000,
+ * 2.5 s at HZ=100), jiffies as the kernel's watchdog counts. The lead bound
+ * (fair.bpf.h, max_wait_reach()) keeps waits near 1 s only for a queue its
+ * CPUs serve full time; a CPU serves its own queue only between turns of
+ * its LLC's, and under stress-ng's affinity churn beside 700 runnable
+ * tasks, pinned tasks ahead of their queue's frontier waited over 8 s (the
+ * fair class's longest wait in the same load: 1.5 s).
+ */
+#define CADENCE_STARVE_JIFFIES 250
+/*
+ * Tasks of a CPU's own queue looked at for one that waited too long, from
+ * the back, where the tasks furthest ahead of the queue's frontier wait for
+ * it to drift to them: own queues hold pinned tasks and at most one holding
+ * its CPU, rarely more than a few.
+ */
+#define CADENCE_STARVE_SCAN 32
+
+/*
+ * Take a task that has waited CADENCE_STARVE_JIFFIES or longer in @cpu's
+ * own queue; true if one was taken. It runs out of the queue's order, so
+ * the queue's frontier does not follow it (cadence_running()): the tasks
+ * before it keep their lag.
+ */
+static __always_inline bool take_starved(s32 cpu)
+{
+	u64 dsq = cpu_dsq(cpu), now = bpf_jiffies64();
+	struct task_ctx *tctx;
+	struct task_struct *p;
+	u32 seen = 0;
+
+	if (scx_bpf_dsq_nr_queued(dsq) <= 0)
+		return false;
+	bpf_for_each (scx_dsq, p, dsq, SCX_DSQ_ITER_REV) {
+		if (++seen > CADENCE_STARVE_SCAN)
+			break;
+		if ((long)(now - p->scx.runnable_at) < CADENCE_STARVE_JIFFIES)
+			continue;
+		if (scx_bpf_dsq_move(BPF_FOR_EACH_ITER, p, SCX_DSQ_LOCAL, 0)) {
+			tctx = lookup_task_ctx(p);
+			if (tctx)
+				tctx->queued = false;
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
  * @prev (@pctx) gives up its CPU to the head of @q: with placement.hold, if
  * that head's util is less than half prev's (a short task beside a
  * CPU-bound one), prev waits for this CPU rather than move to whichever
@@ -366,6 +415,12 @@ void BPF_STRUCT_OPS(cadence_dispatch, s32 cpu, struct task_struct *prev)
 			charge_vtime(prev, pctx, cpu, now);
 			pctx->stay_home = false;
 		}
+	}
+
+	/* No task waits in this CPU's own queue past the bound. */
+	if (take_starved(cpu)) {
+		stat_inc(dispatch_starved);
+		return;
 	}
 
 	peek_head(&own_q, cpu_dsq(cpu));

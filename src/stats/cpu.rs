@@ -93,12 +93,13 @@ cpu_metrics! {
     dispatch_defer: "Slice refills for a task that would have yielded to its LLC queue's head, left to an idle CPU kicked to take it",
     enq_stay: "Running tasks that gave up their CPU and were queued on it to wait for it, not moved (placement.hold)",
     dispatch_rebalance: "Slice ends at which a running task was not refilled so that it moves: a lasting imbalance (placement.hold)",
+    dispatch_starved: "Tasks taken from a CPU's own queue ahead of its order because they had waited 250 jiffies (1 s at HZ=250)",
 }
 
 /// One line of counters, grouped as `--stats` prints them.
 pub fn format_counters(m: &CpuMetrics) -> String {
     format!(
-        "wake: prev-core {} llc-core {} core {} prev {} llc {} any {} busy {} | place: prev-small {} idle-big {} idle-small {} near-small {} near-big {} near-llc {} any {} busy {} | enq: pinned {} idle {} llc {} stay {} lag-floor {} wait-cap {} kick {} | dsp: own {} llc {} steal {} balance {} keep {} defer {} rebalance {} | preempt {} | latency: preempt {} parity {} sync {} overtake {} | moves: thread {} small {} big {} by wake {} requeue {} queue {} | policy gen {} refresh {}",
+        "wake: prev-core {} llc-core {} core {} prev {} llc {} any {} busy {} | place: prev-small {} idle-big {} idle-small {} near-small {} near-big {} near-llc {} any {} busy {} | enq: pinned {} idle {} llc {} stay {} lag-floor {} wait-cap {} kick {} | dsp: own {} llc {} steal {} balance {} keep {} defer {} rebalance {} starved {} | preempt {} | latency: preempt {} parity {} sync {} overtake {} | moves: thread {} small {} big {} by wake {} requeue {} queue {} | policy gen {} refresh {}",
         m.select_prev_core,
         m.select_llc_core,
         m.select_any_core,
@@ -128,6 +129,7 @@ pub fn format_counters(m: &CpuMetrics) -> String {
         m.dispatch_keep,
         m.dispatch_defer,
         m.dispatch_rebalance,
+        m.dispatch_starved,
         m.tick_preempt,
         m.wake_preempt,
         m.wake_parity,
