@@ -265,6 +265,11 @@ struct cadence_cpu_stats {
 	u64 dispatch_rebalance;
 	/* Tasks taken from a CPU's own queue after waiting 250 jiffies (main.bpf.c). */
 	u64 dispatch_starved;
+	/*
+	 * Ticks that left a task's slice alone because it was inside an RCU
+	 * read-side critical section (main.bpf.c, tick()).
+	 */
+	u64 tick_rcu_reader;
 };
 
 #include "intf_util.h"

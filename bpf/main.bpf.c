@@ -596,6 +596,20 @@ void BPF_STRUCT_OPS(cadence_quiescent, struct task_struct *p, u64 deq_flags)
 	util_quiescent(p, tctx, deq_flags);
 }
 
+/*
+ * Whether @p, the task running on this callback's CPU, is inside an RCU
+ * read-side critical section: CONFIG_PREEMPT_RCU keeps a per-task nesting
+ * count (never true without it), in which the BPF trampoline's own
+ * rcu_read_lock() around this program counts once.
+ */
+static __always_inline bool in_rcu_read_section(const struct task_struct *p)
+{
+	if (!bpf_core_field_exists(p->rcu_read_lock_nesting) ||
+	    p != (const struct task_struct *)bpf_get_current_task_btf())
+		return false;
+	return p->rcu_read_lock_nesting > 1;
+}
+
 void BPF_STRUCT_OPS(cadence_tick, struct task_struct *p)
 {
 	struct task_ctx *tctx = lookup_task_ctx(p);
@@ -611,6 +625,23 @@ void BPF_STRUCT_OPS(cadence_tick, struct task_struct *p)
 	cu = util_tick(p, tctx, cpu, &pol, now);
 	if (cu)
 		cpufreq_update(p, tctx, cu, &pol, false, now);
+	/*
+	 * Inside an RCU read-side critical section: its slice is not cut, and
+	 * one used up is refilled to the shortest, so that the tick does not
+	 * preempt it mid-section (a wake-up preemption still may), as in
+	 * kernels that cannot preempt readers. Every RCU grace period waits
+	 * for a preempted reader; the fair class leans on RCU priority
+	 * boosting (CONFIG_RCU_BOOST) there, which Debian's kernels are built
+	 * without. Preempted at the tick, khugepaged (nice 19, a turn a second
+	 * under load) copying a huge page held a grace period 21 s, and the
+	 * kernel ended the scheduler for an RCU stall.
+	 */
+	if (in_rcu_read_section(p)) {
+		if (p->scx.slice < pol.slice_min_ns)
+			scx_bpf_task_set_slice(p, pol.slice_min_ns);
+		stat_inc(tick_rcu_reader);
+		return;
+	}
 	if (!nr_waiting(cpu))
 		return;
 	/* Others wait: end the slice once this task has had its share. */
