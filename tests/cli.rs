@@ -18,13 +18,19 @@ fn stderr_lines(out: &Output) -> Vec<String> {
         .collect()
 }
 
-#[test]
-fn unknown_option_is_one_line_and_exit_2() {
-    let out = scx_cadence(&["--no-such-option"]);
-    assert_eq!(out.status.code(), Some(2));
+/// A usage error: exit 2 and one line on stderr, which is returned.
+fn usage_error(args: &[&str]) -> String {
+    let out = scx_cadence(args);
+    assert_eq!(out.status.code(), Some(2), "{args:?}");
     let lines = stderr_lines(&out);
     assert_eq!(lines.len(), 1, "{lines:?}");
-    assert!(lines[0].contains("--no-such-option"), "{lines:?}");
+    lines[0].clone()
+}
+
+#[test]
+fn unknown_option_is_one_line_and_exit_2() {
+    let line = usage_error(&["--no-such-option"]);
+    assert!(line.contains("--no-such-option"), "{line}");
 }
 
 /// A refused start: exit 1 and one line on stderr, which is returned.
@@ -50,11 +56,8 @@ fn out_of_range_policy_value_names_field_value_and_range() {
 fn stall_timeout_beyond_the_kernels_limit_is_a_usage_error() {
     // sched_ext refuses a watchdog timeout over 30 s at attach; the loader
     // refuses it first, in one line, before touching the kernel.
-    let out = scx_cadence(&["--stall-timeout-ms", "30001"]);
-    assert_eq!(out.status.code(), Some(2));
-    let lines = stderr_lines(&out);
-    assert_eq!(lines.len(), 1, "{lines:?}");
-    assert!(lines[0].contains("30001 is not in 0..=30000"), "{lines:?}");
+    let line = usage_error(&["--stall-timeout-ms", "30001"]);
+    assert!(line.contains("30001 is not in 0..=30000"), "{line}");
 }
 
 #[test]
@@ -166,11 +169,7 @@ fn kernel_without_sched_ext_is_refused_in_one_line() {
 fn unknown_freq_max_lists_the_valid_spellings() {
     // clap parses --freq-max into the policy's type, so a spelling it does
     // not know is a usage error (exit 2), like an unknown option.
-    let out = scx_cadence(&["--freq-max", "warp"]);
-    assert_eq!(out.status.code(), Some(2));
-    let lines = stderr_lines(&out);
-    assert_eq!(lines.len(), 1, "{lines:?}");
-    let line = &lines[0];
+    let line = usage_error(&["--freq-max", "warp"]);
     assert!(line.contains("unknown freq_max `warp`"), "{line}");
     assert!(
         line.contains("auto, 1c..255c (N-core turbo), base, max or a frequency in MHz"),
