@@ -270,6 +270,12 @@ struct cadence_cpu_stats {
 	 * read-side critical section (main.bpf.c, tick()).
 	 */
 	u64 tick_rcu_reader;
+	/*
+	 * Slices the tick cut because a waiting task should preempt the
+	 * running one (latency.bpf.h, waiting_preempts()): a wake-up the
+	 * running task's minimum slice or earlier deadline held back.
+	 */
+	u64 tick_wake_preempt;
 };
 
 #include "intf_util.h"

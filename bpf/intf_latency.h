@@ -30,6 +30,8 @@ struct cadence_preempt_in {
 	u32 wake_eligible;
 	/* 1 if the CPU runs one of our tasks (its record is live). */
 	u32 curr_active;
+	/* 1 if the running task is eligible now: its vtime not past its frontier. */
+	u32 curr_eligible;
 };
 
 /*

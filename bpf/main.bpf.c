@@ -145,15 +145,18 @@ static __always_inline void queue_task(struct task_struct *p, struct task_ctx *t
  * again (without one, held tasks waited there 22 s, until the kernel saw
  * an RCU stall).
  */
-static __always_inline void queue_on_cpu(const struct cadence_policy *pol, struct task_struct *p,
+static __always_inline bool queue_on_cpu(const struct cadence_policy *pol, struct task_struct *p,
 					 struct task_ctx *tctx, s32 cpu, u64 enq_flags)
 {
 	u64 dsq = cpu_dsq(cpu);
 
 	if (vtime_for_queue(pol, p, tctx, dsq))
 		stat_inc(enq_lag_floor);
+	if (preempt_on_prev(pol, p, tctx, cpu, enq_flags))
+		return true;
 	queue_task(p, tctx, dsq, task_slice(pol, p, cpu), enq_flags);
 	scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+	return false;
 }
 
 void BPF_STRUCT_OPS(cadence_enqueue, struct task_struct *p, u64 enq_flags)
@@ -170,9 +173,8 @@ void BPF_STRUCT_OPS(cadence_enqueue, struct task_struct *p, u64 enq_flags)
 
 	policy_snapshot(&pol);
 	if (task_pinned(p)) {
-		queue_on_cpu(&pol, p, tctx, prev, enq_flags);
 		stat_inc(enq_pinned);
-		if (enq_flags & SCX_ENQ_WAKEUP)
+		if (!queue_on_cpu(&pol, p, tctx, prev, enq_flags) && (enq_flags & SCX_ENQ_WAKEUP))
 			wakeup_preempt(&pol, p, tctx, prev, true);
 		return;
 	}
@@ -208,6 +210,8 @@ void BPF_STRUCT_OPS(cadence_enqueue, struct task_struct *p, u64 enq_flags)
 	dsq = llc_dsq(cpu_llc_id(prev));
 	if (vtime_for_queue(&pol, p, tctx, dsq))
 		stat_inc(enq_lag_floor);
+	if (preempt_on_prev(&pol, p, tctx, prev, enq_flags))
+		return;
 	queue_task(p, tctx, dsq, task_slice(&pol, p, prev), enq_flags);
 	stat_inc(enq_llc);
 	/* No idle CPU will take it: maybe a running task should yield. */
@@ -394,7 +398,7 @@ static __always_inline void keep_running(struct task_struct *prev, struct task_c
 	scx_bpf_task_set_slice(prev, slice_ns);
 	pctx->run_start = now;
 	pctx->deadline = task_deadline(prev, pctx, slice_ns);
-	run_record(cpu, pctx, now);
+	run_record(cpu, prev, pctx, now);
 	stat_inc(dispatch_keep);
 }
 
@@ -561,7 +565,7 @@ void BPF_STRUCT_OPS(cadence_running, struct task_struct *p)
 	}
 	/* The deadline of the slice it got, queued or not. */
 	tctx->deadline = task_deadline(p, tctx, p->scx.slice);
-	run_record(cpu, tctx, now);
+	run_record(cpu, p, tctx, now);
 	moves_running(&tctx->moves, cpu);
 	cu = util_running(p, tctx, cpu, now);
 	if (!cu)
@@ -644,10 +648,16 @@ void BPF_STRUCT_OPS(cadence_tick, struct task_struct *p)
 	}
 	if (!nr_waiting(cpu))
 		return;
-	/* Others wait: end the slice once this task has had its share. */
+	/*
+	 * Others wait: end the slice once this task has had its share, or
+	 * once one of them should preempt it (latency.bpf.h).
+	 */
 	if (now - tctx->run_start >= task_slice(&pol, p, cpu)) {
 		scx_bpf_task_set_slice(p, 0);
 		stat_inc(tick_preempt);
+	} else if (waiting_preempts(&pol, cpu, now)) {
+		scx_bpf_task_set_slice(p, 0);
+		stat_inc(tick_wake_preempt);
 	}
 }
 

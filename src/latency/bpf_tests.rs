@@ -184,6 +184,7 @@ fn preemption_verdicts_match_the_rule() {
         let mut pre = no_preempt();
         pre.curr_active = (rng.below(8) != 0) as u32;
         pre.wake_eligible = (rng.below(4) != 0) as u32;
+        pre.curr_eligible = (rng.below(4) != 0) as u32;
         pre.wake_rel_deadline = rng.below(20 * MS) as i64 - 10 * MS as i64;
         pre.curr_rel_deadline = rng.below(20 * MS) as i64 - 10 * MS as i64;
         pre.curr_ran_ns = rng.below(2 * MS);
@@ -192,6 +193,7 @@ fn preemption_verdicts_match_the_rule() {
         let want = reference::preempt_verdict(
             pre.curr_active != 0,
             pre.wake_eligible != 0,
+            pre.curr_eligible != 0,
             pre.wake_rel_deadline,
             pre.curr_rel_deadline,
             pre.curr_ran_ns,
@@ -210,6 +212,7 @@ fn a_sleeper_preempts_a_hog_only_after_its_minimum_slice() {
     let mut pre = no_preempt();
     pre.curr_active = 1;
     pre.wake_eligible = 1;
+    pre.curr_eligible = 1;
     pre.wake_rel_deadline = 0;
     pre.curr_rel_deadline = 3 * MS as i64;
     pre.min_run_ns = MS / 4;
@@ -220,4 +223,31 @@ fn a_sleeper_preempts_a_hog_only_after_its_minimum_slice() {
     // Equal deadlines: the running task keeps the CPU.
     pre.wake_rel_deadline = pre.curr_rel_deadline;
     assert_eq!(run(&s, 0, 0, nice(0), 0, pre).verdict, Verdict::Later);
+}
+
+#[test]
+fn a_hog_past_its_share_is_preempted_whatever_its_deadline() {
+    let Some(s) = program() else { return };
+    // Hand trace: a hog got a 3 ms slice 10 ms behind V (deadline
+    // V - 7 ms) and has run 4 ms beside three others, so its vruntime is
+    // now past V: __pick_eevdf() drops it before looking at deadlines or
+    // its protected slice. The sleeper woken 3 ms behind V has a later
+    // deadline (V) and still takes the CPU.
+    let mut pre = no_preempt();
+    pre.curr_active = 1;
+    pre.wake_eligible = 1;
+    pre.curr_eligible = 0;
+    pre.wake_rel_deadline = 0;
+    pre.curr_rel_deadline = -7 * MS as i64;
+    pre.min_run_ns = MS / 4;
+    pre.curr_ran_ns = 0;
+    assert_eq!(run(&s, 0, 0, nice(0), 0, pre).verdict, Verdict::Yes);
+    // Still eligible: its earlier deadline keeps the CPU.
+    pre.curr_eligible = 1;
+    pre.curr_ran_ns = 4 * MS;
+    assert_eq!(run(&s, 0, 0, nice(0), 0, pre).verdict, Verdict::Later);
+    // An ineligible sleeper preempts nobody, even a hog past its share.
+    pre.curr_eligible = 0;
+    pre.wake_eligible = 0;
+    assert_eq!(run(&s, 0, 0, nice(0), 0, pre).verdict, Verdict::Ineligible);
 }

@@ -102,12 +102,16 @@ pub enum Verdict {
 }
 
 /// The wake-up preemption rule, from EEVDF: check_preempt_wakeup_fair()
-/// preempts when pick_eevdf() would pick the waking entity, that is when it
-/// is eligible and its deadline is the earlier; RUN_TO_PARITY keeps the
-/// running entity on until it has run its protected slice.
+/// preempts when __pick_eevdf() would pick the waking entity. That one
+/// must be eligible. A running entity that is not eligible is dropped from
+/// the pick before anything else (`curr = NULL`), so it is preempted
+/// whatever its deadline; an eligible one keeps the CPU while
+/// RUN_TO_PARITY protects its slice, and else when its deadline is not
+/// later than the waking entity's.
 pub fn preempt_verdict(
     curr_active: bool,
     wake_eligible: bool,
+    curr_eligible: bool,
     wake_rel_deadline: i64,
     curr_rel_deadline: i64,
     curr_ran_ns: u64,
@@ -117,6 +121,8 @@ pub fn preempt_verdict(
         Verdict::NoCurr
     } else if !wake_eligible {
         Verdict::Ineligible
+    } else if !curr_eligible {
+        Verdict::Yes
     } else if wake_rel_deadline >= curr_rel_deadline {
         Verdict::Later
     } else if curr_ran_ns < min_run_ns {

@@ -45,6 +45,37 @@ case_wakeup_preempts_a_hog() {
 	stop_sched
 }
 
+# cyclictest's shape: a sleeper pinned to each CPU (300 wake-ups each,
+# every 10 ms) beside 4 unpinned hogs that keep every CPU busy. A pinned
+# sleeper's wake-up runs on its own CPU, where it should take over from
+# the hog at once (it is eligible; the hog has the later deadline or has
+# run past its share). Before wake-ups preempted their own CPU directly
+# and a hog past its share counted as preemptible, fewer than half of
+# these wake-ups preempted: some waited in their CPU's queue behind older
+# heads of the LLC queue, others met a hog whose deadline, fixed when its
+# slice began, had fallen behind the frontier. wake_preempt must now grow
+# by at least 80% of the 1200 wake-ups.
+case_pinned_sleepers_preempt_busy_cpus() {
+	local log=$VM_OUT/wake_pinned.sched.log load p0 p1 cpu pids=() out
+	start_sched "$log" || return 1
+	stress-ng --cpu 4 --timeout 120s >/dev/null 2>&1 &
+	load=$!
+	sleep 1
+	p0=$(total wake_preempt)
+	for cpu in 0 1 2 3; do
+		taskset -c $cpu python3 "$GUEST/wake_sleeper.py" 300 10 200 >"$VM_OUT/wake_pinned.$cpu" &
+		pids+=($!)
+	done
+	wait "${pids[@]}" || fail "a sleeper failed" || return 1
+	p1=$(total wake_preempt)
+	kill $load
+	wait $load 2>/dev/null
+	out=$(cat "$VM_OUT"/wake_pinned.? | tr '\n' ';')
+	echo "pinned sleepers: wake_preempt +$((p1 - p0)) for 1200 wake-ups, tick $(total tick_wake_preempt); $out"
+	[ $((p1 - p0)) -ge 960 ] || fail "only $((p1 - p0)) preemptions for 1200 wake-ups" || return 1
+	stop_sched
+}
+
 # perf bench sched pipe while 4 hogs keep every CPU busy: two tasks
 # ping-pong through pipes, each write a sync wake-up of a reader whose
 # waker then sleeps in read. No CPU is idle, so with latency.sync_wakeup on
