@@ -227,7 +227,13 @@ static s32 pick_small_core(const struct cadence_policy *pol, struct task_struct 
 		return -ENOENT;
 	nr_words = (t->nr_cpus + 63) / 64;
 	idle = scx_bpf_get_idle_cpumask();
-	ok = mask_words(in->idle, idle, nr_words);
+	/*
+	 * No idle CPU it may use: the search can only find none, or the CPU
+	 * a leaving task frees, where it stays (-EBUSY either way). Said at
+	 * once: every wake-up on a busy machine, and every preempted task's
+	 * re-enqueue, would copy the masks and run the search for nothing.
+	 */
+	ok = bpf_cpumask_intersects(idle, p->cpus_ptr) && mask_words(in->idle, idle, nr_words);
 	scx_bpf_put_idle_cpumask(idle);
 	if (!ok || !mask_words(in->allowed, p->cpus_ptr, nr_words))
 		goto out;
