@@ -7,9 +7,9 @@
  * follows fair.c: check_preempt_wakeup_fair() preempts the running task of
  * the wake-up's runqueue when __pick_eevdf() would now pick the waking one:
  * it is eligible, and the running task is not (it ran past its queue's V)
- * or has the later deadline and has run its slice protection
- * (RUN_TO_PARITY), here the policy's slice.min_us (deadline.bpf.h's
- * verdict). A waking task that found no idle CPU:
+ * or has the later deadline; here the running task also keeps the CPU
+ * until it has run the policy's slice.min_us, eligible or not
+ * (run-to-parity; deadline.bpf.h's verdict). A waking task that found no idle CPU:
  *   - runs at once on the CPU it was placed on (its previous one), ahead
  *     of the running task, if it is due before the head of the queue it
  *     would join and the verdict says so: SCX_ENQ_PREEMPT on that CPU's

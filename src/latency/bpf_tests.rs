@@ -230,9 +230,9 @@ fn a_hog_past_its_share_is_preempted_whatever_its_deadline() {
     let Some(s) = program() else { return };
     // Hand trace: a hog got a 3 ms slice 10 ms behind V (deadline
     // V - 7 ms) and has run 4 ms beside three others, so its vruntime is
-    // now past V: __pick_eevdf() drops it before looking at deadlines or
-    // its protected slice. The sleeper woken 3 ms behind V has a later
-    // deadline (V) and still takes the CPU.
+    // now past V: __pick_eevdf() drops it before looking at deadlines. The
+    // sleeper woken 3 ms behind V has a later deadline (V) and still takes
+    // the CPU.
     let mut pre = no_preempt();
     pre.curr_active = 1;
     pre.wake_eligible = 1;
@@ -240,8 +240,11 @@ fn a_hog_past_its_share_is_preempted_whatever_its_deadline() {
     pre.wake_rel_deadline = 0;
     pre.curr_rel_deadline = -7 * MS as i64;
     pre.min_run_ns = MS / 4;
-    pre.curr_ran_ns = 0;
+    pre.curr_ran_ns = 4 * MS;
     assert_eq!(run(&s, 0, 0, nice(0), 0, pre).verdict, Verdict::Yes);
+    // Its minimum slice still protects it, right after it got its slice.
+    pre.curr_ran_ns = MS / 4 - 1;
+    assert_eq!(run(&s, 0, 0, nice(0), 0, pre).verdict, Verdict::Parity);
     // Still eligible: its earlier deadline keeps the CPU.
     pre.curr_eligible = 1;
     pre.curr_ran_ns = 4 * MS;

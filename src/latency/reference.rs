@@ -104,10 +104,11 @@ pub enum Verdict {
 /// The wake-up preemption rule, from EEVDF: check_preempt_wakeup_fair()
 /// preempts when __pick_eevdf() would pick the waking entity. That one
 /// must be eligible. A running entity that is not eligible is dropped from
-/// the pick before anything else (`curr = NULL`), so it is preempted
-/// whatever its deadline; an eligible one keeps the CPU while
-/// RUN_TO_PARITY protects its slice, and else when its deadline is not
-/// later than the waking entity's.
+/// the pick before deadlines are compared (`curr = NULL`), so its deadline
+/// does not count; an eligible one keeps the CPU when its deadline is not
+/// later than the waking entity's. Unlike fair.c, which protects only an
+/// eligible curr (protect_slice() after the eligibility check), every
+/// running task keeps the CPU until it has run the minimum slice.
 pub fn preempt_verdict(
     curr_active: bool,
     wake_eligible: bool,
@@ -121,9 +122,7 @@ pub fn preempt_verdict(
         Verdict::NoCurr
     } else if !wake_eligible {
         Verdict::Ineligible
-    } else if !curr_eligible {
-        Verdict::Yes
-    } else if wake_rel_deadline >= curr_rel_deadline {
+    } else if curr_eligible && wake_rel_deadline >= curr_rel_deadline {
         Verdict::Later
     } else if curr_ran_ns < min_run_ns {
         Verdict::Parity
