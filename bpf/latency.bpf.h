@@ -9,7 +9,8 @@
  * it is eligible, and the running task is not (it ran past its queue's V)
  * or has the later deadline; here the running task also keeps the CPU
  * until it has run the policy's slice.min_us, eligible or not
- * (run-to-parity; deadline.bpf.h's verdict). A waking task that found no idle CPU:
+ * (run-to-parity; deadline.bpf.h's verdict). A waking task that found no
+ * idle CPU:
  *   - runs at once on the CPU it was placed on (its previous one), ahead
  *     of the running task, if it is due before the head of the queue it
  *     would join and the verdict says so: SCX_ENQ_PREEMPT on that CPU's
@@ -216,9 +217,10 @@ static __noinline void wakeup_preempt(const struct cadence_policy *pol, const st
 }
 
 /*
- * Waking @p (@tctx, its vtime already in the frame of @prev's LLC queue)
- * onto @prev, where it would be queued in that queue: if it is due before
- * the queue's head and before @prev's running task (the verdict), run it on
+ * Waking @p (@tctx) onto @prev, where it would join the queue its vtime is
+ * already in the frame of (tctx->queue: @prev's own queue if @p is pinned,
+ * else @prev's LLC's): if it is due before that queue's head and before
+ * @prev's running task (the verdict), run it on
  * @prev at once, ahead of that task, as the fair class preempts on the
  * wake-up's runqueue: SCX_ENQ_PREEMPT on @prev's local DSQ zeroes the
  * running task's slice and reschedules @prev directly, with no kick, no
