@@ -276,6 +276,17 @@ static __always_inline u64 hold_util(const struct task_ctx *tctx)
 	return tctx->util.avg.util_avg;
 }
 
+/*
+ * Whether a task running @light's task in place of @heavy's should leave
+ * @heavy waiting for its CPU (placement.hold): a short task beside a
+ * CPU-bound one, less than half its util.
+ */
+static __always_inline bool displaces_lightly(const struct task_ctx *light,
+					      const struct task_ctx *heavy)
+{
+	return 2 * hold_util(light) < hold_util(heavy);
+}
+
 static __always_inline struct task_ctx *lookup_task_ctx(const struct task_struct *p)
 {
 	return bpf_task_storage_get(&task_ctxs, (struct task_struct *)p, 0, 0);

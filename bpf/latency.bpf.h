@@ -250,7 +250,7 @@ static __noinline bool preempt_on_prev(const struct cadence_policy *pol, struct 
 	curr = __COMPAT_scx_bpf_cpu_curr(prev);
 	if (curr && pol->place_hold) {
 		cctx = lookup_task_ctx(curr);
-		if (cctx && 2 * hold_util(tctx) < hold_util(cctx))
+		if (cctx && displaces_lightly(tctx, cctx))
 			cctx->stay_home = true;
 	}
 	tctx->queued = false;

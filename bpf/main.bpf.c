@@ -143,7 +143,8 @@ static __always_inline void queue_task(struct task_struct *p, struct task_ctx *t
  * task enqueued with SCX_ENQ_LAST: it was its CPU's last one and that CPU
  * is going idle, and only a kick makes an idle CPU look at its own queue
  * again (without one, held tasks waited there 22 s, until the kernel saw
- * an RCU stall).
+ * an RCU stall). A waking @p that should run at once preempts @cpu's
+ * task instead (preempt_on_prev()): true then, and @p is not queued.
  */
 static __always_inline bool queue_on_cpu(const struct cadence_policy *pol, struct task_struct *p,
 					 struct task_ctx *tctx, s32 cpu, u64 enq_flags)
@@ -385,7 +386,7 @@ static __always_inline void note_displaced(const struct cadence_policy *pol, str
 	if (!pctx || !pol->place_hold || !q->task)
 		return;
 	hctx = lookup_task_ctx(q->task);
-	pctx->stay_home = hctx && 2 * hold_util(hctx) < hold_util(pctx);
+	pctx->stay_home = hctx && displaces_lightly(hctx, pctx);
 }
 
 /*
