@@ -251,11 +251,19 @@ struct task_ctx {
 	 */
 	bool queued;
 	/*
-	 * Displaced from its CPU by a lighter task (main.bpf.c,
-	 * note_displaced()): unless its enqueue finds a move worth it (the
-	 * hold's verdict), it queues it on that CPU to wait for it.
+	 * Put back while it runs, it waits for its CPU (placement.hold): set
+	 * when it starts running, cleared by dispatch() when a lasting task
+	 * of like util displaces it (main.bpf.c, note_displaced()). Unless
+	 * its enqueue finds a move worth it (the hold's verdict), it queues
+	 * on that CPU to wait for it.
 	 */
 	bool stay_home;
+	/*
+	 * When it last woke, or was forked or met by the scheduler, ns
+	 * (scx_bpf_now()): it has been runnable, without a sleep, since
+	 * (runs_lasting()).
+	 */
+	u64 awake_since;
 };
 
 struct {
@@ -277,14 +285,34 @@ static __always_inline u64 hold_util(const struct task_ctx *tctx)
 }
 
 /*
- * Whether a task running @light's task in place of @heavy's should leave
- * @heavy waiting for its CPU (placement.hold): a short task beside a
- * CPU-bound one, less than half its util.
+ * How long a task must have been runnable without a sleep for
+ * placement.hold to count it as lasting load: 8 PELT half-lives (32 ms,
+ * LOAD_AVG_PERIOD in kernel/sched/pelt.h), by when an always-running
+ * task's util_avg is within 1/256 of where it settles. A task that sleeps
+ * sooner is placed again at its next wake-up (select_cpu()), so a running
+ * task need neither move for it nor give it its place. Under TCG, short
+ * commands forked beside CPU-bound tasks (cat, awk) ran 30-85 ms and
+ * reached util 500-830 before exiting: by util alone they weighed as
+ * CPU-bound tasks, and CPU-bound tasks moved for them (bench churn runs).
+ */
+#define CADENCE_LASTING_NS (8 * 32 * 1000 * 1000ULL)
+
+/* Whether a task runnable since @awake_since is lasting load at @now. */
+static __always_inline bool runs_lasting(u64 awake_since, u64 now)
+{
+	return (s64)(now - awake_since) >= (s64)CADENCE_LASTING_NS;
+}
+
+/*
+ * Whether a task running @light's task in place of @heavy's at @now should
+ * leave @heavy waiting for its CPU (placement.hold): a short task beside a
+ * CPU-bound one, one that has not been runnable long (runs_lasting()) or
+ * has less than half its util.
  */
 static __always_inline bool displaces_lightly(const struct task_ctx *light,
-					      const struct task_ctx *heavy)
+					      const struct task_ctx *heavy, u64 now)
 {
-	return 2 * hold_util(light) < hold_util(heavy);
+	return !runs_lasting(light->awake_since, now) || 2 * hold_util(light) < hold_util(heavy);
 }
 
 static __always_inline struct task_ctx *lookup_task_ctx(const struct task_struct *p)

@@ -106,8 +106,9 @@ struct cadence_place_in {
 	 */
 	u32 leaving;
 	/*
-	 * Busy CPUs whose task is lighter than half the leaving task's util
-	 * (placement.hold): free, like idle ones, when the hold weighs a move
+	 * Busy CPUs whose task is short (placement.hold: runnable without a
+	 * sleep for less than 256 ms, or lighter than half the leaving task's
+	 * util; mark_light()): free, like idle ones, when the hold weighs a move
 	 * (pl_move_gain()); the search itself does not read it.
 	 */
 	u64 light[CADENCE_CPU_WORDS];
@@ -191,9 +192,11 @@ enum cadence_hold_verdict {
 
 /*
  * One test run: a search per input, over the `topo` map's machine; for a
- * leaving task (in.leaving) whose search found another small or big core,
- * also the gain of the move (pl_move_gain()) and the hold's verdict with
- * @margin after @seen earlier sightings, else gain 0 and verdict MOVE.
+ * leaving task (in.leaving), one check of the hold (hold_step()): if its
+ * search found another small or big core, the gain of the move
+ * (pl_move_gain()) and the verdict with @margin after @seen checks in a
+ * row that saw a freer core, else gain 0 and verdict MOVE; @seen comes
+ * back as the check leaves it.
  */
 struct cadence_place_test {
 	struct cadence_place_in in;

@@ -62,8 +62,12 @@ struct cpu_run {
 	u64 vtime;
 	/* Its weight, to age @vtime by the time run since. */
 	u32 weight;
-	/* Its hold_util() when it started running (place.bpf.h's hold). */
+	/*
+	 * Its hold_util() when it started running, and since when it has
+	 * been runnable without a sleep (place.bpf.h's hold).
+	 */
 	u64 util;
+	u64 awake_since;
 	/* 1 while one of our tasks runs there. */
 	u32 active;
 };
@@ -104,6 +108,7 @@ static __always_inline void run_record(s32 cpu, const struct task_struct *p,
 	r->queue = tctx->queue;
 	r->run_start = now;
 	r->util = hold_util(tctx);
+	r->awake_since = tctx->awake_since;
 	r->active = 1;
 }
 
@@ -224,17 +229,17 @@ static __noinline void wakeup_preempt(const struct cadence_policy *pol, const st
  * @prev at once, ahead of that task, as the fair class preempts on the
  * wake-up's runqueue: SCX_ENQ_PREEMPT on @prev's local DSQ zeroes the
  * running task's slice and reschedules @prev directly, with no kick, no
- * dispatch() and no other CPU taking it first. The preempted task, if
- * much heavier (note_displaced()'s rule), waits for @prev in its own
- * queue. True if @p was inserted. Not inlined: enqueue()'s stack.
+ * dispatch() and no other CPU taking it first. The preempted task, put
+ * back while it runs, waits for @prev in its own queue (with
+ * placement.hold, task_ctx.stay_home). True if @p was inserted. Not
+ * inlined: enqueue()'s stack.
  */
 static __noinline bool preempt_on_prev(const struct cadence_policy *pol, struct task_struct *p,
 				       struct task_ctx *tctx, s32 prev, u64 enq_flags)
 {
 	u64 dsq = tctx->queue, slice_ns = task_slice(pol, p, prev);
 	struct cadence_preempt_in in = {};
-	struct task_struct *head, *curr;
-	struct task_ctx *cctx;
+	struct task_struct *head;
 
 	if (!pol->wakeup_preempt || !(enq_flags & SCX_ENQ_WAKEUP))
 		return false;
@@ -247,12 +252,6 @@ static __noinline bool preempt_on_prev(const struct cadence_policy *pol, struct 
 	if (cadence_preempt_check(&in, tctx, prev, pol->slice_min_ns, scx_bpf_now()) !=
 	    CADENCE_PREEMPT_YES)
 		return false;
-	curr = __COMPAT_scx_bpf_cpu_curr(prev);
-	if (curr && pol->place_hold) {
-		cctx = lookup_task_ctx(curr);
-		if (cctx && displaces_lightly(tctx, cctx))
-			cctx->stay_home = true;
-	}
 	tctx->queued = false;
 	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, slice_ns, enq_flags | SCX_ENQ_PREEMPT);
 	stat_inc(wake_preempt);

@@ -184,15 +184,16 @@ void BPF_STRUCT_OPS(cadence_enqueue, struct task_struct *p, u64 enq_flags)
 	if (!__COMPAT_is_enq_cpu_selected(enq_flags)) {
 		cpu = pick_idle_cpu(&pol, p, prev, false, tctx);
 		/*
-		 * It holds its CPU (a move not worth it, or displaced by a
-		 * lighter task, dispatch(), with no move worth it): it waits
-		 * for that CPU, and no other CPU is kicked to take it. Only
-		 * while nothing else waits there (hold_has_room()); else it
+		 * It holds its CPU (a move not worth it; or put back while it
+		 * runs, by a higher class or a short task, with no move worth
+		 * it; task_ctx.stay_home): it waits for that CPU, and no other
+		 * CPU is kicked to take it. Only while nothing else waits
+		 * there (hold_has_room()) and it may still run there; else it
 		 * queues in its LLC like any task.
 		 */
 		if ((cpu == -EAGAIN ||
 		     (cpu < 0 && tctx->stay_home && pol.place_hold && scx_bpf_task_running(p))) &&
-		    hold_has_room(prev)) {
+		    hold_has_room(prev) && bpf_cpumask_test_cpu(prev, p->cpus_ptr)) {
 			queue_on_cpu(&pol, p, tctx, prev, enq_flags);
 			stat_inc(enq_stay);
 			return;
@@ -371,22 +372,23 @@ static __always_inline bool take_starved(s32 cpu)
 }
 
 /*
- * @prev (@pctx) gives up its CPU to the head of @q: with placement.hold, if
- * that head's util is less than half prev's (a short task beside a
- * CPU-bound one), prev waits for this CPU rather than move to whichever
- * frees first (enqueue()), as a preempted task waits on its runqueue in
- * the fair class. Between tasks of like util prev is queued as before, so
- * CPU-bound tasks still take turns on every CPU of the LLC.
+ * @prev (@pctx) gives up its CPU to the head of @q at @now: with
+ * placement.hold, if that head is short (it woke less than
+ * CADENCE_LASTING_NS ago, or has less than half prev's util), prev waits
+ * for this CPU rather than move to whichever frees first (enqueue()), as a
+ * preempted task waits on its runqueue in the fair class. Between lasting
+ * tasks of like util prev is queued as before, so CPU-bound tasks still
+ * take turns on every CPU of the LLC.
  */
 static __always_inline void note_displaced(const struct cadence_policy *pol, struct task_ctx *pctx,
-					   const struct queue_head *q)
+					   const struct queue_head *q, u64 now)
 {
 	struct task_ctx *hctx;
 
 	if (!pctx || !pol->place_hold || !q->task)
 		return;
 	hctx = lookup_task_ctx(q->task);
-	pctx->stay_home = hctx && displaces_lightly(hctx, pctx);
+	pctx->stay_home = hctx && displaces_lightly(hctx, pctx, now);
 }
 
 /*
@@ -416,10 +418,8 @@ void BPF_STRUCT_OPS(cadence_dispatch, s32 cpu, struct task_struct *prev)
 	policy_snapshot(&pol);
 	if (prev && (prev->scx.flags & SCX_TASK_QUEUED)) {
 		pctx = lookup_task_ctx(prev);
-		if (pctx) {
+		if (pctx)
 			charge_vtime(prev, pctx, cpu, now);
-			pctx->stay_home = false;
-		}
 	}
 
 	/* No task waits in this CPU's own queue past the bound. */
@@ -478,10 +478,17 @@ void BPF_STRUCT_OPS(cadence_dispatch, s32 cpu, struct task_struct *prev)
 		/*
 		 * prev is still first in its own queue: it runs on unless a
 		 * task waits in the other queue, which then goes first (prev
-		 * has not waited at all), not the head prev is ahead of.
+		 * has not waited at all), not the head prev is ahead of. That
+		 * head displaces prev like any other: most often a per-CPU
+		 * kworker woken in this CPU's own queue, and without the hold
+		 * the CPU-bound task it displaced went to the LLC queue and
+		 * to whichever CPU freed first (traced in the bench's churn
+		 * runs: most of the moves by the queue path).
 		 */
-		if (take_head(other, cpu))
+		if (take_head(other, cpu)) {
+			note_displaced(&pol, pctx, other, now);
 			return;
+		}
 		/* A lasting imbalance: not refilled, it is enqueued and moves. */
 		if (hold_rebalance(&pol, prev, pctx, cpu)) {
 			stat_inc(dispatch_rebalance);
@@ -500,11 +507,11 @@ void BPF_STRUCT_OPS(cadence_dispatch, s32 cpu, struct task_struct *prev)
 		second = &own_q;
 	}
 	if (take_head(first, cpu)) {
-		note_displaced(&pol, pctx, first);
+		note_displaced(&pol, pctx, first, now);
 		return;
 	}
 	if (take_head(second, cpu)) {
-		note_displaced(&pol, pctx, second);
+		note_displaced(&pol, pctx, second, now);
 		return;
 	}
 
@@ -525,10 +532,14 @@ void BPF_STRUCT_OPS(cadence_runnable, struct task_struct *p, u64 enq_flags)
 {
 	struct task_ctx *tctx = lookup_task_ctx(p);
 	struct cadence_policy pol;
+	u64 now = scx_bpf_now();
 
 	if (!tctx)
 		return;
-	util_runnable(tctx, scx_bpf_now(), enq_flags);
+	util_runnable(tctx, now, enq_flags);
+	/* A wake-up starts a new stretch of running without a sleep. */
+	if (enq_flags & SCX_ENQ_WAKEUP)
+		tctx->awake_since = now;
 	/* Placed by select_cpu(), unless enqueue() says otherwise. */
 	moves_placed(&tctx->moves, CADENCE_MOVE_WAKE);
 	/* It weighs in its queue's clock while runnable (fair.bpf.h). */
@@ -557,8 +568,16 @@ void BPF_STRUCT_OPS(cadence_running, struct task_struct *p)
 		return;
 	tctx->charged_at = now;
 	tctx->run_start = now;
-	/* Whatever displaced it before, it runs now (note_displaced()). */
-	tctx->stay_home = false;
+	/*
+	 * Put back while it runs, it waits for this CPU (enqueue()), unless
+	 * dispatch() finds it displaced by a lasting task of like util
+	 * (note_displaced()). dispatch() does not run when a higher class
+	 * takes the CPU: the stopper, every 4 s per CPU for the soft-lockup
+	 * watchdog, or an RT task. The fair class leaves a task so preempted
+	 * on its runqueue; queued in the LLC instead, CPU-bound tasks moved
+	 * to whichever CPU freed first (traced in the bench's churn runs).
+	 */
+	tctx->stay_home = true;
 	/* Taken from a queue: the queue's frontier follows it (fair.bpf.h). */
 	if (tctx->queued) {
 		advance_frontier(tctx->queue, tctx->vtime);
@@ -714,6 +733,8 @@ s32 BPF_STRUCT_OPS(cadence_init_task, struct task_struct *p, struct scx_init_tas
 	tctx->counted_in = CADENCE_NO_QUEUE;
 	moves_init(&tctx->moves);
 	util_init_task(tctx);
+	/* Forked now, or runnable since before the scheduler attached. */
+	tctx->awake_since = scx_bpf_now();
 	return 0;
 }
 

@@ -145,13 +145,14 @@ static __always_inline bool mask_words(u64 *words, const struct cpumask *mask, u
 }
 
 /*
- * in->light: of the first @nr_cpus CPUs, those whose running task has less
- * than half @util (cpu_runs[], latency.bpf.h). Not inlined, nor
+ * in->light: of the first @nr_cpus CPUs, those whose running task is short
+ * at @now: it has not been runnable for CADENCE_LASTING_NS without a sleep,
+ * or has less than half @util (cpu_runs[], latency.bpf.h). Not inlined, nor
  * hold_off(): their frames would add to pick_small_core()'s, on a call
  * chain from enqueue() that is at the verifier's 512-byte stack limit
  * (they run beside place_search(), not under it).
  */
-static __noinline void mark_light(struct cadence_place_in *in, u32 nr_cpus, u64 util)
+static __noinline void mark_light(struct cadence_place_in *in, u32 nr_cpus, u64 util, u64 now)
 {
 	const struct cpu_run *r;
 	u32 cpu;
@@ -159,34 +160,31 @@ static __noinline void mark_light(struct cadence_place_in *in, u32 nr_cpus, u64 
 	__builtin_memset(in->light, 0, sizeof(in->light));
 	bpf_for (cpu, 0, nr_cpus) {
 		r = &cpu_runs[cpu_index(cpu)];
-		if (r->active && 2 * r->util < util)
+		if (r->active && (!runs_lasting(r->awake_since, now) || 2 * r->util < util))
 			in->light[(cpu >> 6) & (CADENCE_CPU_WORDS - 1)] |= 1ULL << (cpu & 63);
 	}
 }
 
 /*
  * Whether a running task (@tctx) that the search would take from in->prev
- * to @cpu should stay instead (see pick_small_core()); counts the
- * sightings of a freer core in @tctx->moves. The light CPUs are marked
- * only here, when a move is weighed, not at every search.
+ * to @cpu (negative: nowhere) should stay instead (see pick_small_core()):
+ * one check of the hold (hold_step()), which keeps the run of checks that
+ * saw a freer core in @tctx->moves. The light CPUs are marked only when a
+ * move to another small or big core is weighed, not at every search.
  */
 static __noinline bool hold_off(const struct cadence_policy *pol, const struct cadence_topo *t,
 				struct cadence_place_in *in, s32 cpu, struct task_ctx *tctx)
 {
-	struct cadence_task_moves *moves = &tctx->moves;
-	u32 verdict;
+	bool weighed = cpu >= 0 && move_span(t, in->prev, cpu) >= CADENCE_SPAN_SMALL;
+	s32 gain = 0;
 
-	if (move_span(t, in->prev, cpu) < CADENCE_SPAN_SMALL)
-		return false;
-	mark_light(in, t->nr_cpus, hold_util(tctx));
-	verdict = hold_verdict(pl_move_gain(t, in, cpu), pol->place_move_margin,
-			       moves->imbalance_seen);
+	if (weighed) {
+		mark_light(in, t->nr_cpus, hold_util(tctx), scx_bpf_now());
+		gain = pl_move_gain(t, in, cpu);
+	}
 	/* A move resets the count when the task runs elsewhere (migrate.bpf.h). */
-	if (verdict == CADENCE_HOLD_STAY)
-		moves->imbalance_seen = 0;
-	else if (verdict == CADENCE_HOLD_WAIT)
-		moves->imbalance_seen++;
-	return verdict != CADENCE_HOLD_MOVE;
+	return hold_step(weighed, gain, pol->place_move_margin, &tctx->moves.imbalance_seen) !=
+	       CADENCE_HOLD_MOVE;
 }
 
 /*
@@ -204,8 +202,9 @@ static __noinline bool hold_off(const struct cadence_policy *pol, const struct c
  * With the policy's placement.hold, a search that takes such a task to
  * another small or big core must also find that core freer by
  * placement.move_margin free threads (pl_move_gain()), CADENCE_MOVE_CONFIRM
- * checks in a row (@tctx->moves.imbalance_seen), threads running tasks
- * lighter than half its own counted free (mark_light()); otherwise it
+ * checks in a row (@tctx->moves.imbalance_seen; a check at which the search
+ * keeps it on its CPU or small core ends the run), threads running tasks
+ * that are short (mark_light()) counted free; otherwise it
  * returns -EAGAIN: the task waits for its own CPU (enqueue()). A short task
  * appearing next to it changes the count by one, which never moves it.
  * @how: PLACE_RECORD counts the level in the stats; without PLACE_CLAIM
@@ -219,12 +218,15 @@ static s32 pick_small_core(const struct cadence_policy *pol, struct task_struct 
 	const struct cpumask *idle;
 	u32 zero = 0, level = CADENCE_PLACE_BUSY, nr_words, i;
 	s32 cpu = -EBUSY;
-	bool ok, leaving;
+	bool ok, leaving, hold, weighed = false;
 
 	t = bpf_map_lookup_elem(&place_topo, &zero);
 	in = bpf_map_lookup_elem(&place_in, &zero);
 	if (!t || !in)
 		return -ENOENT;
+	leaving = prev_cpu >= 0 && scx_bpf_task_running(p);
+	/* A check of the hold: every re-enqueue of a running task. */
+	hold = leaving && tctx && pol->place_hold;
 	nr_words = (t->nr_cpus + 63) / 64;
 	idle = scx_bpf_get_idle_cpumask();
 	/*
@@ -240,7 +242,6 @@ static s32 pick_small_core(const struct cadence_policy *pol, struct task_struct 
 	in->prev = prev_cpu;
 	in->spread = pol->idle_core_first;
 	in->shallow = pol->idle_place == CADENCE_IDLE_PLACE_SHALLOW;
-	leaving = prev_cpu >= 0 && scx_bpf_task_running(p);
 	in->leaving = leaving;
 	if (leaving)
 		in->idle[(prev_cpu >> 6) & (CADENCE_CPU_WORDS - 1)] |= 1ULL << (prev_cpu & 63);
@@ -252,9 +253,12 @@ static s32 pick_small_core(const struct cadence_policy *pol, struct task_struct 
 			cpu = -EBUSY;
 			goto out;
 		}
-		if (leaving && tctx && pol->place_hold && hold_off(pol, t, in, cpu, tctx)) {
-			cpu = -EAGAIN;
-			goto out;
+		if (hold) {
+			weighed = true;
+			if (hold_off(pol, t, in, cpu, tctx)) {
+				cpu = -EAGAIN;
+				goto out;
+			}
 		}
 		if (!(how & PLACE_CLAIM) || scx_bpf_test_and_clear_cpu_idle(cpu))
 			goto out;
@@ -264,6 +268,9 @@ static s32 pick_small_core(const struct cadence_policy *pol, struct task_struct 
 		level = CADENCE_PLACE_BUSY;
 	}
 out:
+	/* It stays where it runs: this check saw no freer core. */
+	if (hold && !weighed)
+		hold_off(pol, t, in, -1, tctx);
 	if (how & PLACE_RECORD)
 		count_place(level);
 	return cpu;

@@ -30,6 +30,7 @@ int place_run(struct cadence_place_test *ctx)
 {
 	const struct cadence_topo *t;
 	u32 zero = 0, level;
+	bool weighed;
 	s32 cpu;
 
 	t = bpf_map_lookup_elem(&place_topo, &zero);
@@ -42,11 +43,13 @@ int place_run(struct cadence_place_test *ctx)
 	ctx->level = level;
 	ctx->gain = 0;
 	ctx->verdict = CADENCE_HOLD_MOVE;
-	if (place_work.leaving && cpu >= 0 &&
-	    move_span(t, place_work.prev, cpu) >= CADENCE_SPAN_SMALL) {
+	if (!place_work.leaving)
+		return 0;
+	/* One check of the hold, as pick_small_core() makes it. */
+	weighed = cpu >= 0 && move_span(t, place_work.prev, cpu) >= CADENCE_SPAN_SMALL;
+	if (weighed)
 		ctx->gain = pl_move_gain(t, &place_work, cpu);
-		ctx->verdict = hold_verdict(ctx->gain, ctx->margin, ctx->seen);
-	}
+	ctx->verdict = hold_step(weighed, ctx->gain, ctx->margin, &ctx->seen);
 	return 0;
 }
 

@@ -138,24 +138,27 @@ impl Search {
     }
 }
 
-/// What the hold made of a running task's search (place_run's outputs).
+/// What the hold made of a running task's search (place_run's outputs):
+/// @seen is the run of checks that saw a freer core, as this one left it.
 #[derive(Debug, PartialEq)]
 struct Hold {
     cpu: i32,
     gain: i32,
     verdict: u32,
+    seen: u32,
 }
 
 const MOVE: u32 = bpf_intf::cadence_hold_verdict_CADENCE_HOLD_MOVE;
 const STAY: u32 = bpf_intf::cadence_hold_verdict_CADENCE_HOLD_STAY;
 const WAIT: u32 = bpf_intf::cadence_hold_verdict_CADENCE_HOLD_WAIT;
-/// Sightings before the one that moves: CADENCE_MOVE_CONFIRM - 1.
+/// Checks in a row that wait before the one that moves: CADENCE_MOVE_CONFIRM - 1.
 const LAST_WAIT: u32 = bpf_intf::cadence_hold_consts_CADENCE_MOVE_CONFIRM - 1;
 
 impl Search {
     /// A running task on @prev re-enqueued (it leaves @prev out of @busy):
-    /// the search, then the hold with margin 2 after @seen sightings, the
-    /// CPUs of @light running tasks lighter than half its util.
+    /// the search, then one check of the hold with margin 2 after @seen
+    /// checks in a row that saw a freer core, the CPUs of @light running
+    /// tasks lighter than half its util.
     fn hold(&self, prev: i32, busy: &[u32], light: &[u32], seen: u32) -> Hold {
         let mut ctx = self.inputs(prev, busy, None, light);
         ctx.in_.spread = 1;
@@ -167,6 +170,7 @@ impl Search {
             cpu: ctx.cpu,
             gain: ctx.gain,
             verdict: ctx.verdict,
+            seen: ctx.seen,
         }
     }
 
@@ -359,7 +363,7 @@ fn moves_are_told_apart_by_small_and_big_core() {
 /// Issue 15's hysteresis, on QEMU's SMT4 cores (every thread its own small
 /// core): a running task re-enqueued at a slice end moves to the other big
 /// core only when that one is freer by two threads, counting threads that
-/// run light work as free, and only at the second such re-enqueue in a row.
+/// run light work as free, and only at the CADENCE_MOVE_CONFIRM-th such re-enqueue in a row.
 #[test]
 fn a_running_task_moves_only_for_a_real_and_lasting_imbalance() {
     let Some(s) = Search::new(&qemu_smt4()) else {
@@ -375,7 +379,8 @@ fn a_running_task_moves_only_for_a_real_and_lasting_imbalance() {
         Hold {
             cpu: 6,
             gain: 0,
-            verdict: STAY
+            verdict: STAY,
+            seen: 0
         }
     );
     assert_eq!(
@@ -389,7 +394,8 @@ fn a_running_task_moves_only_for_a_real_and_lasting_imbalance() {
         Hold {
             cpu: 6,
             gain: 2,
-            verdict: WAIT
+            verdict: WAIT,
+            seen: 1
         }
     );
     // CPU-bound tasks 3 and 1 (0, 1, 2 | 4): a real imbalance of two,
@@ -400,7 +406,8 @@ fn a_running_task_moves_only_for_a_real_and_lasting_imbalance() {
         Hold {
             cpu: 5,
             gain: 2,
-            verdict: WAIT
+            verdict: WAIT,
+            seen: 1
         }
     );
     assert_eq!(s.hold(2, &[0, 1, 4], &[], LAST_WAIT - 1).verdict, WAIT);
@@ -410,6 +417,63 @@ fn a_running_task_moves_only_for_a_real_and_lasting_imbalance() {
     assert_eq!(s.hold(2, &[0, 1, 4], &[1], LAST_WAIT).verdict, STAY);
     // A move within the small core or to its own CPU is not weighed.
     assert_eq!(s.hold(1, &[0, 4, 5], &[], 0).verdict, MOVE);
+}
+
+/// The hold counts checks in a row, not sightings. Traced in the bench's
+/// churn runs (QEMU's SMT4 cores, one CPU-bound task per core, three
+/// shells forking short commands): the core of the task on CPU 4 carried
+/// two loaded shells at some of its slice ends and looked even at the
+/// others. Counting sightings, 8 of them over 0.3 s moved it onto the
+/// other CPU-bound task's core. A check that keeps it where it is ends
+/// the run, so only an imbalance seen at every check moves it; a shell
+/// that sleeps in between is placed at its own wake-up instead.
+#[test]
+fn an_imbalance_seen_now_and_then_never_moves_a_running_task() {
+    let Some(s) = Search::new(&qemu_smt4()) else {
+        return;
+    };
+    // CPU-bound tasks on 1 and 4 (4 re-enqueued), loaded shells on 5, 6:
+    // core 0-3 has 3 free threads, 4-7 one beside the task's own.
+    let uneven = |seen| s.hold(4, &[1, 5, 6], &[], seen);
+    // One shell went to sleep and one woke on 2: 2 free threads each,
+    // and the search keeps the task on its own CPU.
+    let even = |seen| s.hold(4, &[1, 2, 5], &[], seen);
+    let mut seen = 0;
+    for n in 1..=LAST_WAIT {
+        let h = uneven(seen);
+        assert_eq!((h.cpu, h.gain, h.verdict, h.seen), (0, 2, WAIT, n));
+        seen = h.seen;
+    }
+    assert_eq!(
+        even(seen),
+        Hold {
+            cpu: 4,
+            gain: 0,
+            verdict: MOVE,
+            seen: 0
+        },
+        "an even check ends the run; nothing is held, the search keeps it"
+    );
+    // Uneven at every check but one, over and over: it never moves.
+    seen = 0;
+    for round in 0..3 {
+        for _ in 0..LAST_WAIT {
+            let h = uneven(seen);
+            assert_eq!(h.verdict, WAIT, "round {round}");
+            seen = h.seen;
+        }
+        seen = even(seen).seen;
+    }
+    // No idle CPU at all at a check: that ends the run too.
+    let full: Vec<u32> = (0..8).filter(|&c| c != 4).collect();
+    assert_eq!(s.hold(4, &full, &[], LAST_WAIT).seen, 0);
+    // Uneven at CADENCE_MOVE_CONFIRM checks in a row: it moves.
+    seen = 0;
+    for _ in 0..LAST_WAIT {
+        seen = uneven(seen).seen;
+    }
+    let h = uneven(seen);
+    assert_eq!((h.cpu, h.verdict, h.seen), (0, MOVE, LAST_WAIT));
 }
 
 /// The same on POWER9-like halves {0,2,4,6} and {1,3,5,7} of one big
@@ -425,7 +489,8 @@ fn the_hold_weighs_small_cores_within_a_big_core() {
         Hold {
             cpu: 3,
             gain: 2,
-            verdict: WAIT
+            verdict: WAIT,
+            seen: 1
         }
     );
     assert_eq!(s.hold(2, &[0, 4, 1], &[], LAST_WAIT).verdict, MOVE);
