@@ -96,7 +96,7 @@ pub const FIELDS: &[Field] = &[
     Field {
         key: "placement.hold",
         kind: Kind::Bool,
-        doc: "Running tasks hold their CPU while short tasks come and go: an idle CPU takes a waiting task before a busy one gives up its own, one displaced by a task of less than half its util waits for its CPU, and a running task moves to another small or big core only when that core has move_margin more free threads (idle, or running a task lighter than half its own) at 8 slice ends or re-enqueues in a row (the margin with placement.order = small_core only)",
+        doc: "Running tasks hold their CPU while short tasks come and go: an idle CPU takes a waiting task before a busy one gives up its own; a running task put back (preempted by a higher class or a waking task, or displaced by a short one) waits for its CPU, and only one displaced by a lasting task of like util is queued for any CPU; a running task moves to another small or big core only when that core has move_margin more free threads (idle, or running a short task: one awake less than 256 ms or lighter than half its own) at 8 slice ends or re-enqueues in a row (the margin with placement.order = small_core only)",
     },
     Field {
         key: "placement.move_margin",
@@ -109,7 +109,7 @@ pub const FIELDS: &[Field] = &[
             max: 64,
             unit: "threads",
         },
-        doc: "With hold: how many more free threads (idle, or running a task lighter than half its own) another small or big core must have for a running task to move there",
+        doc: "With hold: how many more free threads (idle, or running a short task: awake less than 256 ms or lighter than half its own) another small or big core must have for a running task to move there",
     },
     Field {
         key: "freq.max",
