@@ -264,6 +264,11 @@ struct task_ctx {
 	 * (runs_lasting()).
 	 */
 	u64 awake_since;
+	/*
+	 * select_cpu() sent this sync wake-up to the waker's CPU, where a
+	 * task already waits: enqueue() queues it in that CPU's own queue.
+	 */
+	bool sync_wake;
 };
 
 struct {

@@ -34,9 +34,14 @@
  * socket ping-pong). If the policy allows it (latency.sync_wakeup) and no
  * idle CPU was found, the wakee goes to the waker's CPU when it may run
  * there, that CPU shares the LLC of the wakee's previous CPU, and nothing
- * else waits there (its local and own queues are empty): it runs as soon
- * as the waker sleeps, instead of queueing for a slice to end. An idle CPU
- * comes first, as in the fair class (select_idle_sibling() prefers an idle
+ * waits in its local queue: it runs as soon as the waker sleeps, instead
+ * of queueing for a slice to end. If a task waits in that CPU's own queue
+ * (at most CADENCE_SYNC_MAX_WAITING; most often a task the waker preempted,
+ * held there by placement.hold), the wakee joins that queue, ordered by
+ * deadline with it (enqueue()), rather than going ahead of it in the local
+ * queue, where a ping-pong pair would keep it waiting for as long as the
+ * pair ran. An idle CPU comes first, as in the fair class
+ * (select_idle_sibling() prefers an idle
  * prev or sibling to the waker's busy CPU): the hint is only a hint, and a
  * waker that stays busy after it (measured: a pipe writer that spins 5 ms
  * on, tests/vm/guest/idle_place_wakes.py) kept every wake-up waiting
@@ -292,9 +297,21 @@ static __noinline bool waiting_preempts(const struct cadence_policy *pol, s32 cp
 }
 
 /*
+ * Most tasks that may wait in the waker's CPU's own queue for a sync
+ * wake-up to go there too, behind them by deadline: one, most often a
+ * CPU-bound task the waker preempted, which waits there for its CPU
+ * (placement.hold). Refused then, the wake-ups of a pipe pair beside 4
+ * hogs went to the LLC queue and waited for a slice to end: 10-14 s for
+ * 2000 round trips instead of 1-3 s. More than one, and sync wake-ups
+ * could pile tasks up on one CPU, which alone serves its own queue.
+ */
+#define CADENCE_SYNC_MAX_WAITING 1
+
+/*
  * A sync wake-up's CPU, for a task that found no idle CPU: the waker's, if
- * the policy allows it, @p may run there, it shares @prev's LLC and nothing
- * waits there; else -1.
+ * the policy allows it, @p may run there, it shares @prev's LLC, nothing
+ * waits in its local queue and at most CADENCE_SYNC_MAX_WAITING tasks in
+ * its own; else -1.
  */
 static __always_inline s32 sync_wakeup_cpu(const struct cadence_policy *pol,
 					   const struct task_struct *p, s32 prev, u64 wake_flags)
@@ -309,7 +326,8 @@ static __always_inline s32 sync_wakeup_cpu(const struct cadence_policy *pol,
 		return -1;
 	if (!bpf_cpumask_test_cpu(cpu, p->cpus_ptr) || cpu_llc_id(cpu) != cpu_llc_id(prev))
 		return -1;
-	if (scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL) || dsq_queued(cpu_dsq(cpu)))
+	if (scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL) ||
+	    dsq_queued(cpu_dsq(cpu)) > CADENCE_SYNC_MAX_WAITING)
 		return -1;
 	return cpu;
 }

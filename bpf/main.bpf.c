@@ -76,6 +76,22 @@ char _license[] SEC("license") = "GPL";
 
 UEI_DEFINE(uei);
 
+/*
+ * Mark @p's sync wake-up for enqueue() to queue in the waker's CPU's own
+ * queue, beside the task waiting there; false if @p has no context. Not
+ * inlined: its frame would add to select_cpu()'s, whose call chain down
+ * the small-core search is at the verifier's 512-byte stack limit.
+ */
+static __noinline bool mark_sync_wake(struct task_struct *p)
+{
+	struct task_ctx *tctx = lookup_task_ctx(p);
+
+	if (!tctx)
+		return false;
+	tctx->sync_wake = true;
+	return true;
+}
+
 s32 BPF_STRUCT_OPS(cadence_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags)
 {
 	struct cadence_policy pol;
@@ -87,6 +103,14 @@ s32 BPF_STRUCT_OPS(cadence_select_cpu, struct task_struct *p, s32 prev_cpu, u64 
 		cpu = sync_wakeup_cpu(&pol, p, prev_cpu, wake_flags);
 		if (cpu < 0)
 			return prev_cpu;
+		/*
+		 * A task waits for that CPU: join it in that CPU's own queue,
+		 * ordered by deadline (enqueue()), not ahead of it in the
+		 * local queue, where it would wait as long as the pair kept
+		 * the CPU.
+		 */
+		if (dsq_queued(cpu_dsq(cpu)))
+			return mark_sync_wake(p) ? cpu : prev_cpu;
 		/* Behind the waker, which is about to sleep (latency.bpf.h). */
 		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, task_slice(&pol, p, cpu), 0);
 		stat_inc(wake_sync);
@@ -173,10 +197,23 @@ void BPF_STRUCT_OPS(cadence_enqueue, struct task_struct *p, u64 enq_flags)
 	}
 
 	policy_snapshot(&pol);
-	if (task_pinned(p)) {
-		stat_inc(enq_pinned);
-		if (!queue_on_cpu(&pol, p, tctx, prev, enq_flags) && (enq_flags & SCX_ENQ_WAKEUP))
+	/*
+	 * Sent to the waker's CPU by select_cpu(), where a task waits: it
+	 * joins that CPU's own queue by deadline (queue_on_cpu()); no other
+	 * CPU is searched for a task to preempt, as the waker will sleep.
+	 */
+	if (tctx->sync_wake &&
+	    !((enq_flags & SCX_ENQ_WAKEUP) && bpf_cpumask_test_cpu(prev, p->cpus_ptr)))
+		tctx->sync_wake = false;
+	if (tctx->sync_wake || task_pinned(p)) {
+		if (tctx->sync_wake)
+			stat_inc(wake_sync);
+		else
+			stat_inc(enq_pinned);
+		if (!queue_on_cpu(&pol, p, tctx, prev, enq_flags) && !tctx->sync_wake &&
+		    (enq_flags & SCX_ENQ_WAKEUP))
 			wakeup_preempt(&pol, p, tctx, prev, true);
+		tctx->sync_wake = false;
 		return;
 	}
 
