@@ -41,8 +41,8 @@
  * deadline with it (enqueue()), rather than going ahead of it in the local
  * queue, where a ping-pong pair would keep it waiting for as long as the
  * pair ran. An idle CPU comes first, as in the fair class
- * (select_idle_sibling() prefers an idle
- * prev or sibling to the waker's busy CPU): the hint is only a hint, and a
+ * (select_idle_sibling() prefers an idle prev or sibling to the waker's
+ * busy CPU): the hint is only a hint, and a
  * waker that stays busy after it (measured: a pipe writer that spins 5 ms
  * on, tests/vm/guest/idle_place_wakes.py) kept every wake-up waiting
  * behind it while CPUs idled.
@@ -298,7 +298,7 @@ static __noinline bool waiting_preempts(const struct cadence_policy *pol, s32 cp
 
 /*
  * Most tasks that may wait in the waker's CPU's own queue for a sync
- * wake-up to go there too, behind them by deadline: one, most often a
+ * wake-up to join them there, ordered by deadline: one, most often a
  * CPU-bound task the waker preempted, which waits there for its CPU
  * (placement.hold). Refused then, the wake-ups of a pipe pair beside 4
  * hogs went to the LLC queue and waited for a slice to end: 10-14 s for
