@@ -112,6 +112,8 @@ static __always_inline void run_record(s32 cpu, const struct task_struct *p,
 	r->deadline = tctx->deadline;
 	r->queue = tctx->queue;
 	r->run_start = now;
+	r->vtime = tctx->vtime;
+	r->weight = task_weight(p);
 	r->util = hold_util(tctx);
 	r->awake_since = tctx->awake_since;
 	r->active = 1;
