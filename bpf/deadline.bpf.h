@@ -131,7 +131,13 @@ static __always_inline bool vtime_eligible(u64 vtime, u64 frontier)
  * any eligible waking task. One that is still eligible yields only if the
  * waking task's deadline is earlier, each relative to its own queue's
  * frontier (so tasks of two queues compare by how far each is from its
- * queue's V). Either way it first runs @min_run_ns of its slice: the
+ * queue's V), unless it has used up its slice: check_preempt_wakeup_fair()
+ * first runs update_curr(), whose update_deadline() ends a request whose
+ * deadline the running task's vruntime has reached and reschedules, as
+ * another task (the waking one) is queued; the pick then sees the running
+ * task's next deadline, a whole slice later. (Here slices are enforced
+ * only at the tick, so such a task would run on until the next one.)
+ * Either way it first runs @min_run_ns of its slice: the
  * issue's run-to-parity rule for every running task, where fair.c
  * protects only an eligible one; without it, between tasks that each run
  * less than the minimum (hackbench), every wake-up preempted a task that
@@ -144,7 +150,7 @@ static __always_inline u32 wakeup_preempt_verdict(const struct cadence_preempt_i
 		return CADENCE_PREEMPT_NO_CURR;
 	if (!in->wake_eligible)
 		return CADENCE_PREEMPT_INELIGIBLE;
-	if (in->curr_eligible && in->wake_rel_deadline >= in->curr_rel_deadline)
+	if (in->curr_eligible && !in->curr_done && in->wake_rel_deadline >= in->curr_rel_deadline)
 		return CADENCE_PREEMPT_LATER;
 	if (in->curr_ran_ns < in->min_run_ns)
 		return CADENCE_PREEMPT_PARITY;

@@ -276,6 +276,12 @@ struct cadence_cpu_stats {
 	 * running task's minimum slice or earlier deadline held back.
 	 */
 	u64 tick_wake_preempt;
+	/*
+	 * Of wake_preempt, running tasks preempted although their deadline
+	 * was the earlier one: they had run past their share (ineligible) or
+	 * used up their slice (latency.bpf.h, count_preempt()).
+	 */
+	u64 wake_preempt_spent;
 };
 
 #include "intf_util.h"

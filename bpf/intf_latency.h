@@ -32,6 +32,11 @@ struct cadence_preempt_in {
 	u32 curr_active;
 	/* 1 if the running task is eligible now: its vtime not past its frontier. */
 	u32 curr_eligible;
+	/*
+	 * 1 if the running task has used up its slice: its vtime now is at or
+	 * past the deadline it got with it.
+	 */
+	u32 curr_done;
 };
 
 /*

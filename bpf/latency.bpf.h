@@ -6,11 +6,11 @@
  * Wake-up preemption, if the policy allows it (latency.wakeup_preempt),
  * follows fair.c: check_preempt_wakeup_fair() preempts the running task of
  * the wake-up's runqueue when __pick_eevdf() would now pick the waking one:
- * it is eligible, and the running task is not (it ran past its queue's V)
- * or has the later deadline; here the running task also keeps the CPU
- * until it has run the policy's slice.min_us, eligible or not
- * (run-to-parity; deadline.bpf.h's verdict). A waking task that found no
- * idle CPU:
+ * it is eligible, and the running task is not (it ran past its queue's V),
+ * has used up its slice (update_deadline()) or has the later deadline;
+ * here the running task also keeps the CPU until it has run the policy's
+ * slice.min_us, eligible or not (run-to-parity; deadline.bpf.h's
+ * verdict). A waking task that found no idle CPU:
  *   - runs at once on the CPU it was placed on (its previous one), ahead
  *     of the running task, if it is due before the head of the queue it
  *     would join and the verdict says so: SCX_ENQ_PREEMPT on that CPU's
@@ -156,6 +156,26 @@ static __always_inline void preempt_inputs(struct cadence_preempt_in *in, u64 mi
 	if (queue_served_by(r->queue, cpu))
 		curr_front += ran * CADENCE_NICE_0_WEIGHT / queue_weight(r->queue, r->weight);
 	in->curr_eligible = vtime_eligible(vtime, curr_front);
+	in->curr_done = !vtime_before(vtime, r->deadline);
+}
+
+/*
+ * Whether a preemption decided on @in (CADENCE_PREEMPT_YES) took the CPU
+ * from a task with the earlier deadline: one past its share or done with
+ * its slice (deadline.bpf.h), which only the running task's vtime in its
+ * record (run_record()) tells.
+ */
+static __always_inline bool preempts_spent(const struct cadence_preempt_in *in)
+{
+	return in->wake_rel_deadline >= in->curr_rel_deadline;
+}
+
+/* Count a preemption, and apart one of a task with the earlier deadline. */
+static __always_inline void count_preempt(bool spent)
+{
+	stat_inc(wake_preempt);
+	if (spent)
+		stat_inc(wake_preempt_spent);
 }
 
 /*
@@ -190,7 +210,7 @@ static __noinline void wakeup_preempt(const struct cadence_policy *pol, const st
 	struct cadence_preempt_in in = {};
 	s64 latest = 0;
 	s32 victim = -1, cpu;
-	bool parity = false;
+	bool parity = false, spent = false;
 	u64 now = scx_bpf_now();
 
 	if (!pol->wakeup_preempt)
@@ -213,16 +233,18 @@ static __noinline void wakeup_preempt(const struct cadence_policy *pol, const st
 		 */
 		if (cpu == prev) {
 			victim = cpu;
+			spent = preempts_spent(&in);
 			break;
 		}
 		if (victim < 0 || in.curr_rel_deadline > latest) {
 			victim = cpu;
 			latest = in.curr_rel_deadline;
+			spent = preempts_spent(&in);
 		}
 	}
 	if (victim >= 0) {
 		scx_bpf_kick_cpu(victim, SCX_KICK_PREEMPT);
-		stat_inc(wake_preempt);
+		count_preempt(spent);
 	} else if (parity) {
 		stat_inc(wake_parity);
 	}
@@ -261,7 +283,7 @@ static __noinline bool preempt_on_prev(const struct cadence_policy *pol, struct 
 		return false;
 	tctx->queued = false;
 	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, slice_ns, enq_flags | SCX_ENQ_PREEMPT);
-	stat_inc(wake_preempt);
+	count_preempt(preempts_spent(&in));
 	return true;
 }
 

@@ -185,6 +185,7 @@ fn preemption_verdicts_match_the_rule() {
         pre.curr_active = (rng.below(8) != 0) as u32;
         pre.wake_eligible = (rng.below(4) != 0) as u32;
         pre.curr_eligible = (rng.below(4) != 0) as u32;
+        pre.curr_done = (rng.below(4) == 0) as u32;
         pre.wake_rel_deadline = rng.below(20 * MS) as i64 - 10 * MS as i64;
         pre.curr_rel_deadline = rng.below(20 * MS) as i64 - 10 * MS as i64;
         pre.curr_ran_ns = rng.below(2 * MS);
@@ -194,6 +195,7 @@ fn preemption_verdicts_match_the_rule() {
             pre.curr_active != 0,
             pre.wake_eligible != 0,
             pre.curr_eligible != 0,
+            pre.curr_done != 0,
             pre.wake_rel_deadline,
             pre.curr_rel_deadline,
             pre.curr_ran_ns,
@@ -253,4 +255,33 @@ fn a_hog_past_its_share_is_preempted_whatever_its_deadline() {
     pre.curr_eligible = 0;
     pre.wake_eligible = 0;
     assert_eq!(run(&s, 0, 0, nice(0), 0, pre).verdict, Verdict::Ineligible);
+}
+
+#[test]
+fn a_hog_done_with_its_slice_is_preempted_whatever_its_deadline() {
+    let Some(s) = program() else { return };
+    // Hand trace: a hog got a 1.5 ms slice 6 ms behind V (deadline
+    // V - 4.5 ms) and has run 2 ms since: still eligible, but its vruntime
+    // is 0.5 ms past its deadline, so update_deadline() would have ended
+    // its request (the tick that enforces it here has not come yet). A
+    // sleeper woken 3 ms behind V with a 1.5 ms slice (deadline
+    // V - 1.5 ms) takes the CPU although its deadline is the later one.
+    let mut pre = no_preempt();
+    pre.curr_active = 1;
+    pre.wake_eligible = 1;
+    pre.curr_eligible = 1;
+    pre.curr_done = 1;
+    pre.wake_rel_deadline = -(3 * MS as i64) / 2;
+    pre.curr_rel_deadline = -(9 * MS as i64) / 2;
+    pre.min_run_ns = MS / 4;
+    pre.curr_ran_ns = 2 * MS;
+    assert_eq!(run(&s, 0, 0, nice(0), 0, pre).verdict, Verdict::Yes);
+    // Not done yet, its earlier deadline keeps the CPU.
+    pre.curr_done = 0;
+    assert_eq!(run(&s, 0, 0, nice(0), 0, pre).verdict, Verdict::Later);
+    // Done, but within its minimum slice (a slice shorter than it: a
+    // low weight's), it keeps the CPU until it has run that much.
+    pre.curr_done = 1;
+    pre.curr_ran_ns = MS / 4 - 1;
+    assert_eq!(run(&s, 0, 0, nice(0), 0, pre).verdict, Verdict::Parity);
 }

@@ -106,13 +106,17 @@ pub enum Verdict {
 /// must be eligible. A running entity that is not eligible is dropped from
 /// the pick before deadlines are compared (`curr = NULL`), so its deadline
 /// does not count; an eligible one keeps the CPU when its deadline is not
-/// later than the waking entity's. Unlike fair.c, which protects only an
+/// later than the waking entity's, unless it has used up its request:
+/// check_preempt_wakeup_fair() first calls update_curr(), whose
+/// update_deadline() reschedules a curr whose vruntime reached its
+/// deadline when another entity is queued. Unlike fair.c, which protects only an
 /// eligible curr (protect_slice() after the eligibility check), every
 /// running task keeps the CPU until it has run the minimum slice.
 pub fn preempt_verdict(
     curr_active: bool,
     wake_eligible: bool,
     curr_eligible: bool,
+    curr_done: bool,
     wake_rel_deadline: i64,
     curr_rel_deadline: i64,
     curr_ran_ns: u64,
@@ -122,7 +126,7 @@ pub fn preempt_verdict(
         Verdict::NoCurr
     } else if !wake_eligible {
         Verdict::Ineligible
-    } else if curr_eligible && wake_rel_deadline >= curr_rel_deadline {
+    } else if curr_eligible && !curr_done && wake_rel_deadline >= curr_rel_deadline {
         Verdict::Later
     } else if curr_ran_ns < min_run_ns {
         Verdict::Parity

@@ -96,12 +96,13 @@ cpu_metrics! {
     dispatch_starved: "Tasks taken from a CPU's own queue ahead of its order because they had waited 250 jiffies (1 s at HZ=250)",
     tick_rcu_reader: "Ticks that left the running task's slice alone (refilled if used up) because it was inside an RCU read-side critical section",
     tick_wake_preempt: "Slices the tick cut because a waiting task should now preempt the running one (a wake-up held back by its minimum slice or earlier deadline)",
+    wake_preempt_spent: "Of wake_preempt, running tasks preempted although their deadline was earlier: they had run past their share or used up their slice",
 }
 
 /// One line of counters, grouped as `--stats` prints them.
 pub fn format_counters(m: &CpuMetrics) -> String {
     format!(
-        "wake: prev-core {} llc-core {} core {} prev {} llc {} any {} busy {} | place: prev-small {} idle-big {} idle-small {} near-small {} near-big {} near-llc {} any {} busy {} | enq: pinned {} idle {} llc {} stay {} lag-floor {} wait-cap {} kick {} | dsp: own {} llc {} steal {} balance {} keep {} defer {} rebalance {} starved {} | preempt {} rcu-reader {} | latency: preempt {} parity {} tick {} sync {} overtake {} | moves: thread {} small {} big {} by wake {} requeue {} queue {} | policy gen {} refresh {}",
+        "wake: prev-core {} llc-core {} core {} prev {} llc {} any {} busy {} | place: prev-small {} idle-big {} idle-small {} near-small {} near-big {} near-llc {} any {} busy {} | enq: pinned {} idle {} llc {} stay {} lag-floor {} wait-cap {} kick {} | dsp: own {} llc {} steal {} balance {} keep {} defer {} rebalance {} starved {} | preempt {} rcu-reader {} | latency: preempt {} spent {} parity {} tick {} sync {} overtake {} | moves: thread {} small {} big {} by wake {} requeue {} queue {} | policy gen {} refresh {}",
         m.select_prev_core,
         m.select_llc_core,
         m.select_any_core,
@@ -135,6 +136,7 @@ pub fn format_counters(m: &CpuMetrics) -> String {
         m.tick_preempt,
         m.tick_rcu_reader,
         m.wake_preempt,
+        m.wake_preempt_spent,
         m.wake_parity,
         m.tick_wake_preempt,
         m.wake_sync,

@@ -54,25 +54,35 @@ case_wakeup_preempts_a_hog() {
 # these wake-ups preempted: some waited in their CPU's queue behind older
 # heads of the LLC queue, others met a hog whose deadline, fixed when its
 # slice began, had fallen behind the frontier. wake_preempt must now grow
-# by at least 80% of the 1200 wake-ups.
+# by at least 80% of the 1200 wake-ups. Some of the hogs met have the
+# earlier deadline but have run past their share or used up their slice
+# (EEVDF's update_deadline() would have rescheduled them): those
+# preemptions (wake_preempt_spent) must number at least 1% of the
+# wake-ups, which shows the rule fires and is counted. Counted: 588-724.
+# It does not tell a stale running-task record apart: with 4aa397e
+# reverted, 157 and 335 in the same boot; the verdict's host tests pin
+# the rule itself.
 case_pinned_sleepers_preempt_busy_cpus() {
-	local log=$VM_OUT/wake_pinned.sched.log load p0 p1 cpu pids=() out
+	local log=$VM_OUT/wake_pinned.sched.log load p0 p1 s0 s1 cpu pids=() out
 	start_sched "$log" || return 1
 	stress-ng --cpu 4 --timeout 120s >/dev/null 2>&1 &
 	load=$!
 	sleep 1
 	p0=$(total wake_preempt)
+	s0=$(total wake_preempt_spent)
 	for cpu in 0 1 2 3; do
 		taskset -c $cpu python3 "$GUEST/wake_sleeper.py" 300 10 200 >"$VM_OUT/wake_pinned.$cpu" &
 		pids+=($!)
 	done
 	wait "${pids[@]}" || fail "a sleeper failed" || return 1
 	p1=$(total wake_preempt)
+	s1=$(total wake_preempt_spent)
 	kill $load
 	wait $load 2>/dev/null
 	out=$(cat "$VM_OUT"/wake_pinned.? | tr '\n' ';')
-	echo "pinned sleepers: wake_preempt +$((p1 - p0)) for 1200 wake-ups, tick $(total tick_wake_preempt); $out"
+	echo "pinned sleepers: wake_preempt +$((p1 - p0)) (spent +$((s1 - s0))) for 1200 wake-ups, tick $(total tick_wake_preempt); $out"
 	[ $((p1 - p0)) -ge 960 ] || fail "only $((p1 - p0)) preemptions for 1200 wake-ups" || return 1
+	[ $((s1 - s0)) -ge 12 ] || fail "only $((s1 - s0)) preemptions of a hog past its share or slice" || return 1
 	stop_sched
 }
 
