@@ -23,6 +23,16 @@ bench_setup() {
 	cargo build --release --locked --manifest-path "$ROOT/Cargo.toml" 2>&1 | tail -n 1
 }
 
+# build_floor: builds scx_floor (bench/floor/floor.bpf.c), the least a
+# sched_ext scheduler does, into scx_cadence's target directory, whose
+# dependencies it shares (seconds after bench_setup).
+# shellcheck disable=SC2034 # used by the scripts that source this one
+FLOOR=$ROOT/target/release/scx_floor
+build_floor() {
+	cargo build --release --locked --manifest-path "$ROOT/bench/floor/Cargo.toml" \
+		--target-dir "$ROOT/target" 2>&1 | tail -n 1
+}
+
 # Peer schedulers from crates.io, built the same way as scx_cadence into
 # $CACHE/peers (about 6 min, once).
 BPFLAND_VERSION=1.1.4

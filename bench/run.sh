@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Benchmarks EEVDF (the kernel's default), scx_cadence, scx_bpfland and
-# scx_lavd side by side in one VM boot, alternating them round by round, and writes a table of
-# medians and ratios against EEVDF to bench/results/<date>-<commit>.md.
+# Benchmarks EEVDF (the kernel's default), scx_cadence, scx_bpfland,
+# scx_lavd and scx_floor (bench/floor: what sched_ext itself costs) side
+# by side in one VM boot, alternating them round by round, and writes a
+# table of medians and ratios against EEVDF to
+# bench/results/<date>-<commit>.md.
 #   bench/run.sh [ROUNDS]    (default 5)
 # No assertions: under TCG timings move by tens of percent from run to run,
 # which is why every scheduler runs in the same boot, interleaved.
@@ -14,6 +16,7 @@ rounds=${1:-5}
 . "$ROOT/bench/lib.sh"
 check_count "bench/run.sh" "$rounds"
 bench_setup
+build_floor
 install_bpfland
 install_lavd
 bpfland=$BPFLAND
@@ -39,7 +42,8 @@ mkdir -p "$out"
 	"scx_cadence_nolat=$ROOT/target/release/scx_cadence" \
 	"scx_cadence_base=$base/target/release/scx_cadence" \
 	"scx_bpfland=$bpfland" \
-	"scx_lavd=$LAVD"
+	"scx_lavd=$LAVD" \
+	"scx_floor=$FLOOR"
 
 date=$(date +%Y-%m-%d)
 # One file per date and commit: a later run never overwrites a recorded one.
@@ -57,7 +61,8 @@ result=$ROOT/bench/results/$date-$(git -C "$ROOT" rev-parse --short HEAD).md
 	echo "  virtme-ng with the host's root file system."
 	echo "- Peers: scx_bpfland $BPFLAND_VERSION and scx_lavd $LAVD_VERSION from crates.io, default options;"
 	echo "  scx_cadence_nolat is this scx_cadence with latency.wakeup_preempt and latency.sync_wakeup off;"
-	echo "  scx_cadence_base is scx_cadence at $BASE_COMMIT, before utilization tracking."
+	echo "  scx_cadence_base is scx_cadence at $BASE_COMMIT, before utilization tracking;"
+	echo "  scx_floor (bench/floor) is the least a sched_ext scheduler does: what sched_ext itself costs."
 	echo
 	echo "Medians; in parentheses the ratio to EEVDF's median (lower is better)."
 	echo

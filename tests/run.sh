@@ -23,6 +23,12 @@ echo "== format and lints"
 cargo fmt --check
 clang-format-19 --dry-run -Werror bpf/*.c bpf/*.h
 cargo clippy --release --locked --all-targets -- -D warnings
+# The bench's floor scheduler (bench/floor), its own crate, in the same
+# target directory; its BPF file follows bpf/'s style.
+floor=(--manifest-path bench/floor/Cargo.toml)
+cargo fmt --check "${floor[@]}"
+clang-format-19 --style=file:bpf/.clang-format --dry-run -Werror bench/floor/floor.bpf.c
+cargo clippy --release --locked --all-targets "${floor[@]}" --target-dir target -- -D warnings
 # Every shell script; -x follows the `# shellcheck source=` paths, which
 # are relative to the repository root.
 shellcheck -x .ci/run tests/*.sh tests/vm/*.sh tests/vm/guest/*.sh bench/*.sh
