@@ -4,7 +4,7 @@
 //! Needs CAP_BPF and CAP_PERFMON (skipped without, src/bpf_test_progs.rs);
 //! it does not need sched_ext.
 
-use super::reference::{self, CfsRq, IDLE_WEIGHT, IDLE_WMULT, Verdict, WEIGHTS, WMULTS};
+use super::reference::{self, CfsRq, IDLE_WEIGHT, IDLE_WMULT, PreemptAt, Verdict, WEIGHTS, WMULTS};
 use crate::bpf_intf;
 use crate::bpf_test_progs::{self, deadline as skel};
 
@@ -191,16 +191,16 @@ fn preemption_verdicts_match_the_rule() {
         pre.curr_ran_ns = rng.below(2 * MS);
         pre.min_run_ns = rng.below(2 * MS);
         let got = run(&s, 0, 0, nice(0), 0, pre).verdict;
-        let want = reference::preempt_verdict(
-            pre.curr_active != 0,
-            pre.wake_eligible != 0,
-            pre.curr_eligible != 0,
-            pre.curr_done != 0,
-            pre.wake_rel_deadline,
-            pre.curr_rel_deadline,
-            pre.curr_ran_ns,
-            pre.min_run_ns,
-        );
+        let want = reference::preempt_verdict(&PreemptAt {
+            curr_active: pre.curr_active != 0,
+            wake_eligible: pre.wake_eligible != 0,
+            curr_eligible: pre.curr_eligible != 0,
+            curr_done: pre.curr_done != 0,
+            wake_rel_deadline: pre.wake_rel_deadline,
+            curr_rel_deadline: pre.curr_rel_deadline,
+            curr_ran_ns: pre.curr_ran_ns,
+            min_run_ns: pre.min_run_ns,
+        });
         assert_eq!(got, want, "{pre:?}");
     }
 }

@@ -101,6 +101,24 @@ pub enum Verdict {
     Parity,
 }
 
+/// What the wake-up preemption rule looks at: the waking task and the
+/// task running on the target CPU. Deadlines are relative to the frontier.
+#[derive(Clone, Copy, Debug)]
+pub struct PreemptAt {
+    /// The CPU runs one of our tasks.
+    pub curr_active: bool,
+    pub wake_eligible: bool,
+    pub curr_eligible: bool,
+    /// The running task's vruntime reached the deadline of its slice.
+    pub curr_done: bool,
+    pub wake_rel_deadline: i64,
+    pub curr_rel_deadline: i64,
+    /// How long the running task has run since it got its slice (ns).
+    pub curr_ran_ns: u64,
+    /// The minimum slice (ns): run-to-parity protection.
+    pub min_run_ns: u64,
+}
+
 /// The wake-up preemption rule, from EEVDF: check_preempt_wakeup_fair()
 /// preempts when __pick_eevdf() would pick the waking entity. That one
 /// must be eligible. A running entity that is not eligible is dropped from
@@ -112,16 +130,17 @@ pub enum Verdict {
 /// deadline when another entity is queued. Unlike fair.c, which protects only an
 /// eligible curr (protect_slice() after the eligibility check), every
 /// running task keeps the CPU until it has run the minimum slice.
-pub fn preempt_verdict(
-    curr_active: bool,
-    wake_eligible: bool,
-    curr_eligible: bool,
-    curr_done: bool,
-    wake_rel_deadline: i64,
-    curr_rel_deadline: i64,
-    curr_ran_ns: u64,
-    min_run_ns: u64,
-) -> Verdict {
+pub fn preempt_verdict(at: &PreemptAt) -> Verdict {
+    let PreemptAt {
+        curr_active,
+        wake_eligible,
+        curr_eligible,
+        curr_done,
+        wake_rel_deadline,
+        curr_rel_deadline,
+        curr_ran_ns,
+        min_run_ns,
+    } = *at;
     if !curr_active {
         Verdict::NoCurr
     } else if !wake_eligible {
