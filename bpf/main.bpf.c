@@ -452,6 +452,16 @@ void BPF_STRUCT_OPS(cadence_dispatch, s32 cpu, struct task_struct *prev)
 	s32 busier;
 	bool prev_first = false;
 
+	/*
+	 * Going idle with nothing waiting for this CPU, the only LLC: nothing
+	 * below would take a task or keep one. Said before the policy
+	 * snapshot and the queue peeks, which were most of this callback's
+	 * cost when every switch of a ping-pong pair ends in idle.
+	 */
+	if (nr_llcs == 1 && !(prev && (prev->scx.flags & SCX_TASK_QUEUED)) &&
+	    !dsq_queued(cpu_dsq(cpu)) && !dsq_queued(llc_dsq(llc)))
+		return;
+
 	policy_snapshot(&pol);
 	if (prev && (prev->scx.flags & SCX_TASK_QUEUED)) {
 		pctx = lookup_task_ctx(prev);

@@ -188,6 +188,42 @@ static __noinline bool hold_off(const struct cadence_policy *pol, const struct c
 }
 
 /*
+ * Step 1 of the small-core order (place_search.bpf.h) without copying the
+ * masks: whether @prev_cpu (@t), which @p may use, has its whole small core
+ * idle in the kernel's idle mask. Every wake-up of a task whose CPU nobody
+ * took while it slept ends here (each wake-up of a pipe or socket
+ * ping-pong), and the mask copies and the search were most of
+ * select_cpu()'s cost.
+ */
+static __always_inline bool prev_core_idle(const struct cadence_topo *t,
+					   const struct task_struct *p, s32 prev_cpu)
+{
+	const struct cpumask *idle;
+	bool whole = true;
+	u32 s, n, i;
+
+	if (prev_cpu < 0 || (u32)prev_cpu >= t->nr_cpus ||
+	    !bpf_cpumask_test_cpu(prev_cpu, p->cpus_ptr))
+		return false;
+	s = t->cpu_small[cpu_index(prev_cpu)];
+	if (s == CADENCE_NO_GROUP)
+		return false;
+	n = t->small_nr_cpus[cpu_index(s)];
+	if (n > CADENCE_MAX_SMT)
+		n = CADENCE_MAX_SMT;
+	idle = scx_bpf_get_idle_cpumask();
+	bpf_for (i, 0, n) {
+		if (!bpf_cpumask_test_cpu(t->small_cpus[cpu_index(s)][i & (CADENCE_MAX_SMT - 1)],
+					  idle)) {
+			whole = false;
+			break;
+		}
+	}
+	scx_bpf_put_idle_cpumask(idle);
+	return whole;
+}
+
+/*
  * The small-core order (place_search.bpf.h) on the kernel's own idle mask, which
  * knows of every CPU claimed with scx_bpf_test_and_clear_cpu_idle() at
  * once: a found CPU is claimed, and if another waker got it first, the
@@ -227,6 +263,13 @@ static s32 pick_small_core(const struct cadence_policy *pol, struct task_struct 
 	leaving = prev_cpu >= 0 && scx_bpf_task_running(p);
 	/* A check of the hold: every re-enqueue of a running task. */
 	hold = leaving && tctx && pol->place_hold;
+	/* Step 1 at once; a claim lost to another waker runs the search. */
+	if (!leaving && pol->idle_core_first && prev_core_idle(t, p, prev_cpu) &&
+	    (!(how & PLACE_CLAIM) || scx_bpf_test_and_clear_cpu_idle(prev_cpu))) {
+		cpu = prev_cpu;
+		level = CADENCE_PLACE_PREV_SMALL;
+		goto out;
+	}
 	nr_words = (t->nr_cpus + 63) / 64;
 	idle = scx_bpf_get_idle_cpumask();
 	/*
