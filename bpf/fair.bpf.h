@@ -269,6 +269,12 @@ struct task_ctx {
 	 * task already waits: enqueue() queues it in that CPU's own queue.
 	 */
 	bool sync_wake;
+	/*
+	 * select_cpu() found no CPU for this sync wake-up (latency.bpf.h):
+	 * its waker is about to free one, so enqueue() preempts nobody for
+	 * it. Cleared when the task runs.
+	 */
+	bool sync_no_preempt;
 };
 
 struct {

@@ -282,6 +282,11 @@ struct cadence_cpu_stats {
 	 * used up their slice (latency.bpf.h, count_preempt()).
 	 */
 	u64 wake_preempt_spent;
+	/*
+	 * Sync wake-ups that found no CPU and preempted nobody, as their
+	 * waker is about to free one (latency.bpf.h, main.bpf.c).
+	 */
+	u64 wake_sync_yield;
 };
 
 #include "intf_util.h"

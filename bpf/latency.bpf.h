@@ -45,7 +45,11 @@
  * busy CPU): the hint is only a hint, and a
  * waker that stays busy after it (measured: a pipe writer that spins 5 ms
  * on, tests/vm/guest/idle_place_wakes.py) kept every wake-up waiting
- * behind it while CPUs idled.
+ * behind it while CPUs idled. A sync wake-up that finds no CPU at all (no
+ * idle one, and the waker's is taken) is queued and preempts nobody
+ * (select_cpu() marks it, task_ctx.sync_no_preempt): its waker is about
+ * to free a CPU, and preempting another task for it cost hackbench, whose
+ * wake-ups are nearly all sync, an eighth of its time (docs/design.md).
  */
 #ifndef __CADENCE_LATENCY_BPF_H
 #define __CADENCE_LATENCY_BPF_H

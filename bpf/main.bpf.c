@@ -92,6 +92,18 @@ static __noinline bool mark_sync_wake(struct task_struct *p)
 	return true;
 }
 
+/*
+ * Mark @p's sync wake-up, which found no CPU, to preempt nobody (enqueue(),
+ * latency.bpf.h). Not inlined, as mark_sync_wake().
+ */
+static __noinline void mark_sync_no_preempt(struct task_struct *p)
+{
+	struct task_ctx *tctx = lookup_task_ctx(p);
+
+	if (tctx)
+		tctx->sync_no_preempt = true;
+}
+
 s32 BPF_STRUCT_OPS(cadence_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags)
 {
 	struct cadence_policy pol;
@@ -101,8 +113,11 @@ s32 BPF_STRUCT_OPS(cadence_select_cpu, struct task_struct *p, s32 prev_cpu, u64 
 	cpu = pick_idle_cpu(&pol, p, prev_cpu, true, NULL);
 	if (cpu < 0) {
 		cpu = sync_wakeup_cpu(&pol, p, prev_cpu, wake_flags);
-		if (cpu < 0)
+		if (cpu < 0) {
+			if (pol.sync_wakeup && (wake_flags & SCX_WAKE_SYNC))
+				mark_sync_no_preempt(p);
 			return prev_cpu;
+		}
 		/*
 		 * A task waits for that CPU: join it in that CPU's own queue,
 		 * ordered by deadline (enqueue()), not ahead of it in the
@@ -249,12 +264,17 @@ void BPF_STRUCT_OPS(cadence_enqueue, struct task_struct *p, u64 enq_flags)
 	dsq = llc_dsq(cpu_llc_id(prev));
 	if (vtime_for_queue(&pol, p, tctx, dsq))
 		stat_inc(enq_lag_floor);
-	if (preempt_on_prev(&pol, p, tctx, prev, enq_flags))
+	/* A sync wake-up's waker will free a CPU: it preempts nobody. */
+	if (!tctx->sync_no_preempt && preempt_on_prev(&pol, p, tctx, prev, enq_flags))
 		return;
 	queue_task(p, tctx, dsq, task_slice(&pol, p, prev), enq_flags);
 	stat_inc(enq_llc);
 	/* No idle CPU will take it: maybe a running task should yield. */
-	if (!kick_idle_for(p) && (enq_flags & SCX_ENQ_WAKEUP))
+	if (kick_idle_for(p) || !(enq_flags & SCX_ENQ_WAKEUP))
+		return;
+	if (tctx->sync_no_preempt)
+		stat_inc(wake_sync_yield);
+	else
 		wakeup_preempt(&pol, p, tctx, prev, false);
 }
 
@@ -615,6 +635,8 @@ void BPF_STRUCT_OPS(cadence_running, struct task_struct *p)
 		return;
 	tctx->charged_at = now;
 	tctx->run_start = now;
+	/* Its wake-up is over: a later one is marked afresh (select_cpu()). */
+	tctx->sync_no_preempt = false;
 	/*
 	 * Put back while it runs, it waits for this CPU (enqueue()), unless
 	 * dispatch() finds it displaced by a lasting task of like util

@@ -79,7 +79,7 @@ pub const FIELDS: &[Field] = &[
     Field {
         key: "latency.sync_wakeup",
         kind: Kind::Bool,
-        doc: "A sync wake-up (the waker is about to sleep: pipes, sockets) goes to the waker's CPU when it shares the wakee's LLC and nothing else waits there",
+        doc: "A sync wake-up (the waker is about to sleep: pipes, sockets) goes to the waker's CPU when it shares the wakee's LLC and nothing else waits there; one that finds no CPU at all preempts nobody",
     },
     Field {
         key: "placement.idle_core_first",

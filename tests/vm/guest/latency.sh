@@ -112,3 +112,36 @@ case_sync_wakeups_follow_the_waker() {
 	[ $((s2 - sb)) -eq 0 ] || fail "$((s2 - sb)) sync placements with latency.sync_wakeup off" || return 1
 	stop_sched
 }
+
+# hackbench beside 4 hogs: its wake-ups are sync ones (socket writes) and
+# most find no idle CPU. Those that find the waker's CPU taken as well are
+# queued and preempt nobody, as the waker is about to free a CPU: with
+# latency.sync_wakeup on, wake_sync_yield grows and such wake-ups preempt
+# fewer hogs than the same run with it switched off live, where they
+# preempt as any wake-up does and wake_sync_yield stays still.
+case_sync_wakeups_without_a_cpu_preempt_nobody() {
+	local log=$VM_OUT/wake_sync_yield.sched.log y0 y1 yb y2 p0 p1 pb p2 load
+	start_sched "$log" || return 1
+	stress-ng --cpu 4 --timeout 300s >/dev/null 2>&1 &
+	load=$!
+	sleep 1
+	y0=$(total wake_sync_yield)
+	p0=$(total wake_preempt)
+	hackbench -g 2 -l 100 >/dev/null || fail "hackbench failed" || return 1
+	y1=$(total wake_sync_yield)
+	p1=$(total wake_preempt)
+	"$SCHED" ctl set latency.sync_wakeup=false >/dev/null || fail "ctl set refused" || return 1
+	sleep 0.5
+	yb=$(total wake_sync_yield)
+	pb=$(total wake_preempt)
+	hackbench -g 2 -l 100 >/dev/null || fail "hackbench failed" || return 1
+	y2=$(total wake_sync_yield)
+	p2=$(total wake_preempt)
+	kill $load
+	wait $load 2>/dev/null
+	echo "sync on: wake_sync_yield +$((y1 - y0)), wake_preempt +$((p1 - p0)); off: wake_sync_yield +$((y2 - yb)), wake_preempt +$((p2 - pb))"
+	[ $((y1 - y0)) -ge 100 ] || fail "only $((y1 - y0)) sync wake-ups left to their waker" || return 1
+	[ $((y2 - yb)) -eq 0 ] || fail "$((y2 - yb)) sync wake-ups left to their waker with latency.sync_wakeup off" || return 1
+	[ $((p1 - p0)) -lt $((p2 - pb)) ] || fail "as many preemptions with sync wake-ups honoured as without" || return 1
+	stop_sched
+}
