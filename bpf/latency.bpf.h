@@ -49,7 +49,7 @@
  * idle one, and the waker's is taken) is queued and preempts nobody
  * (select_cpu() marks it, task_ctx.sync_no_preempt): its waker is about
  * to free a CPU, and preempting another task for it cost hackbench, whose
- * wake-ups are nearly all sync, an eighth of its time (docs/design.md).
+ * wake-ups are nearly all sync, 11% of its time (docs/design.md).
  */
 #ifndef __CADENCE_LATENCY_BPF_H
 #define __CADENCE_LATENCY_BPF_H
