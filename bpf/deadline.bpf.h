@@ -157,4 +157,52 @@ static __always_inline u32 wakeup_preempt_verdict(const struct cadence_preempt_i
 	return CADENCE_PREEMPT_YES;
 }
 
+/*
+ * Longest the head of one of a CPU's two queues is held back by earlier
+ * deadlines in the other before the one queued first runs first: 50 ms,
+ * about the longest wait of cyclictest's threads under the fair class beside
+ * steady hackbench in the test VM (up to 120 ms there). Earliest deadline
+ * alone could starve a head: a CPU whose pinned task keeps the earlier
+ * deadline while no CPU moves the LLC queue's frontier.
+ */
+#define CADENCE_CROSS_WAIT_NS (50 * 1000 * 1000ULL)
+
+/*
+ * Whether head @a was queued before head @b (ns), else, queued at the same
+ * time, has the earlier deadline relative to its own queue's frontier: the
+ * waiting order, which no frontier's movement can turn against a head.
+ */
+static __always_inline bool head_queued_first(const struct cadence_queue_head_order *a,
+					      const struct cadence_queue_head_order *b)
+{
+	if (a->queued_at != b->queued_at)
+		return (s64)(a->queued_at - b->queued_at) < 0;
+	return a->rel_deadline < b->rel_deadline;
+}
+
+/*
+ * Whether the head of a CPU's own queue @own runs before the head of its
+ * LLC's queue @llc at @now: the earlier deadline, both in the LLC queue's
+ * frame as each was queued, as EEVDF picks the earliest deadline of one
+ * runqueue; once either has waited CADENCE_CROSS_WAIT_NS, the one queued
+ * first (head_queued_first()). Not each deadline relative to its own
+ * queue's frontier: an own queue's frontier moves only while its own tasks
+ * run, so its head's relative deadline stands still while it waits, as a
+ * head of the LLC queue's falls with the LLC's frontier; the pinned head
+ * lost to every LLC head that waited a little. Not the waiting order alone
+ * either: a pinned cyclictest thread whose wake-up preempted nobody waited
+ * behind every LLC task queued before it, beside steady hackbench (a median
+ * of 7-9 ms; 3.8% of wake-ups past 20 ms against EEVDF's 0.1%, traced with
+ * ftrace). Signed differences: right across wrap-around, and a head queued
+ * a little ahead of @now by another CPU's clock has not waited.
+ */
+static __always_inline bool own_head_first(const struct cadence_queue_head_order *own,
+					   const struct cadence_queue_head_order *llc, u64 now)
+{
+	if ((s64)(now - own->queued_at) >= (s64)CADENCE_CROSS_WAIT_NS ||
+	    (s64)(now - llc->queued_at) >= (s64)CADENCE_CROSS_WAIT_NS)
+		return head_queued_first(own, llc);
+	return (s64)(own->llc_deadline - llc->llc_deadline) < 0;
+}
+
 #endif /* __CADENCE_DEADLINE_BPF_H */

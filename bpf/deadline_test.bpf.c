@@ -30,5 +30,6 @@ int deadline_run(struct cadence_deadline_test *ctx)
 	ctx->deadline = virtual_deadline(w->vtime, w->slice_ns, w->weight, w->wmult);
 	ctx->eligible = vtime_eligible(w->vtime, w->frontier);
 	ctx->verdict = wakeup_preempt_verdict(&w->preempt);
+	ctx->own_first = own_head_first(&w->own, &w->llc, w->now);
 	return 0;
 }

@@ -75,18 +75,19 @@
  * it until a CPU it may use takes it.)
  *
  * Between the heads of two queues (a CPU's own and its LLC's), deadlines are
- * in different frames and say nothing about which is due: the CPU takes the
- * head that has waited longer (p->scx.runnable_at, the clock of the kernel's
- * watchdog), then the one whose deadline is earlier relative to its
- * frontier. A running task whose
- * slice ended yields to any task waiting in the other queue. So a queue's
- * head waits on the other queue only for tasks that have waited longer,
- * however the frontiers move.
+ * in different frames. Each task notes, when it is queued, its deadline
+ * moved into the LLC queue's frame (task_ctx.llc_deadline, as rebase_vtime()
+ * moves a vtime), and the CPU takes the head with the earlier one, as EEVDF
+ * picks the earliest deadline of one runqueue; once either head has waited
+ * CADENCE_CROSS_WAIT_NS, the one queued first (deadline.bpf.h,
+ * own_head_first()). A running task whose slice ended yields to any task
+ * waiting in the other queue. So no head waits on the other queue past that
+ * bound for tasks queued after it, however the frontiers move.
  *
  * Busy LLCs balance (llc_to_balance()): stealing when idle never moves a
  * task between busy LLCs, and without it N tasks on one LLC and one on
- * another would stay N:1. A busier LLC's head is taken by the same rule,
- * only when it has waited longer than both local heads, so balancing never
+ * another would stay N:1. A busier LLC's head is taken only when it was
+ * queued before both local heads (head_queued_first()), so balancing never
  * keeps a CPU from its own queues.
  *
  * Slices shrink as load grows: slice_max_ns divided among the tasks waiting
@@ -258,6 +259,16 @@ struct task_ctx {
 	 * on that CPU to wait for it.
 	 */
 	bool stay_home;
+	/*
+	 * When it was last queued in a DSQ, ns (scx_bpf_now()), and its
+	 * deadline then in the frame of its CPU's LLC queue: @deadline moved
+	 * by the difference of the two frontiers, as rebase_vtime() moves a
+	 * vtime (the same for a task queued in the LLC queue). dispatch()
+	 * compares the heads of a CPU's two queues by it (deadline.bpf.h,
+	 * own_head_first()).
+	 */
+	u64 queued_at;
+	u64 llc_deadline;
 	/*
 	 * When it last woke, or was forked or met by the scheduler, ns
 	 * (scx_bpf_now()): it has been runnable, without a sleep, since

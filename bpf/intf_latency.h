@@ -43,6 +43,19 @@ struct cadence_preempt_in {
  * The context of bpf/deadline_test.bpf.c's program: a deadline and an
  * eligibility query and a preemption decision in, their results out.
  */
+/*
+ * The head of one of the two queues a CPU serves (its own, its LLC's), as
+ * dispatch() orders them (deadline.bpf.h, own_head_first()).
+ */
+struct cadence_queue_head_order {
+	/* Its deadline in the LLC queue's frame when it was queued. */
+	u64 llc_deadline;
+	/* When it was queued, ns (scx_bpf_now()). */
+	u64 queued_at;
+	/* Its deadline relative to its own queue's frontier now. */
+	s64 rel_deadline;
+};
+
 struct cadence_deadline_test {
 	/* update_deadline(): vd = vtime + calc_delta_fair(slice). */
 	u64 vtime;
@@ -52,10 +65,15 @@ struct cadence_deadline_test {
 	/* vruntime_eligible(): is vtime eligible against this frontier? */
 	u64 frontier;
 	struct cadence_preempt_in preempt;
+	/* own_head_first() of these two heads at @now. */
+	struct cadence_queue_head_order own;
+	struct cadence_queue_head_order llc;
+	u64 now;
 	/* Out. */
 	u64 deadline;
 	u32 eligible;
 	u32 verdict;
+	u32 own_first;
 };
 
 #endif /* __CADENCE_INTF_LATENCY_H */

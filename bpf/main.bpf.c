@@ -11,7 +11,8 @@
  * first takes the head of a busier LLC's queue if that one has waited
  * longest; else its task runs on while first in its own queue and nobody
  * waits in the CPU's other queue; else it takes the head of its two queues
- * that has waited longer; idle, it steals from other LLCs.
+ * with the earlier deadline in the LLC's frame, or, past a bound, the one
+ * queued first; idle, it steals from other LLCs.
  *
  * Fairness (fair.bpf.h, weight.bpf.h). Virtual time advances by
  * delta * 1024 / weight with the kernel's own nice-to-weight table, so two
@@ -157,6 +158,21 @@ static __always_inline bool kick_idle_for(const struct task_struct *p)
 }
 
 /*
+ * @tctx's task, with its deadline set, goes into @dsq now: note when, and
+ * its deadline in the frame of its CPU's LLC queue (task_ctx.llc_deadline).
+ * Not inlined: enqueue()'s stack, as mark_sync_wake().
+ */
+static __noinline void note_queued(struct task_ctx *tctx, u64 dsq)
+{
+	if (!tctx)
+		return;
+	tctx->queued_at = scx_bpf_now();
+	tctx->llc_deadline = tctx->deadline;
+	if (dsq < CADENCE_MAX_CPUS)
+		tctx->llc_deadline += frontier(llc_dsq(cpu_llc_id(dsq))) - frontier(dsq);
+}
+
+/*
  * Queue @p in @dsq, keyed by its virtual deadline for a slice of @slice_ns;
  * a waking task that goes ahead of the queue's head counts as an overtake.
  */
@@ -166,6 +182,7 @@ static __always_inline void queue_task(struct task_struct *p, struct task_ctx *t
 	struct task_struct *head;
 
 	tctx->deadline = task_deadline(p, tctx, slice_ns);
+	note_queued(tctx, dsq);
 	if (enq_flags & SCX_ENQ_WAKEUP) {
 		head = __COMPAT_scx_bpf_dsq_peek(dsq);
 		if (head && vtime_before(tctx->deadline, head->scx.dsq_vtime))
@@ -281,8 +298,11 @@ void BPF_STRUCT_OPS(cadence_enqueue, struct task_struct *p, u64 enq_flags)
 /* A queue a CPU may take its next task from, and its head. */
 struct queue_head {
 	u64 dsq_id;
-	/* The head's deadline, in this queue's frame, and when it became runnable. */
+	/* The head's deadline, in this queue's frame. */
 	u64 deadline;
+	/* Its place in the order of the two queues (zeroes if unknown). */
+	struct cadence_queue_head_order order;
+	/* When it became runnable, jiffies (the kernel's watchdog clock). */
 	unsigned long runnable_at;
 	/* The head itself (RCU-protected for this callback), NULL if none. */
 	struct task_struct *task;
@@ -292,25 +312,16 @@ struct queue_head {
 static __always_inline void peek_head(struct queue_head *q, u64 dsq_id)
 {
 	struct task_struct *p = __COMPAT_scx_bpf_dsq_peek(dsq_id);
+	struct task_ctx *tctx = p ? lookup_task_ctx(p) : NULL;
 
 	q->dsq_id = dsq_id;
 	q->task = p;
 	q->present = p != NULL;
 	q->deadline = p ? p->scx.dsq_vtime : 0;
+	q->order.queued_at = tctx ? tctx->queued_at : 0;
+	q->order.llc_deadline = tctx ? tctx->llc_deadline : 0;
+	q->order.rel_deadline = (s64)(q->deadline - frontier(dsq_id));
 	q->runnable_at = p ? p->scx.runnable_at : 0;
-}
-
-/*
- * Whether the head of @a is due before the head of @b, two queues whose
- * deadlines are in different frames: the one that has waited longer
- * (jiffies, as the kernel's watchdog counts), then the one whose deadline is
- * earlier relative to its frontier.
- */
-static __always_inline bool head_due_first(const struct queue_head *a, const struct queue_head *b)
-{
-	if (a->runnable_at != b->runnable_at)
-		return (long)(a->runnable_at - b->runnable_at) < 0;
-	return (s64)(a->deadline - frontier(a->dsq_id)) < (s64)(b->deadline - frontier(b->dsq_id));
 }
 
 /*
@@ -506,8 +517,9 @@ void BPF_STRUCT_OPS(cadence_dispatch, s32 cpu, struct task_struct *prev)
 		busier = llc_to_balance(llc);
 		if (busier >= 0) {
 			peek_head(&far_q, llc_dsq(busier));
-			if (far_q.present && (!own_q.present || head_due_first(&far_q, &own_q)) &&
-			    (!llc_q.present || head_due_first(&far_q, &llc_q)) &&
+			if (far_q.present &&
+			    (!own_q.present || head_queued_first(&far_q.order, &own_q.order)) &&
+			    (!llc_q.present || head_queued_first(&far_q.order, &llc_q.order)) &&
 			    take_from(far_q.dsq_id)) {
 				stat_inc(dispatch_balance);
 				return;
@@ -566,7 +578,7 @@ void BPF_STRUCT_OPS(cadence_dispatch, s32 cpu, struct task_struct *prev)
 		return;
 	}
 
-	if (own_q.present && (!llc_q.present || head_due_first(&own_q, &llc_q))) {
+	if (own_q.present && (!llc_q.present || own_head_first(&own_q.order, &llc_q.order, now))) {
 		first = &own_q;
 		second = &llc_q;
 	} else {

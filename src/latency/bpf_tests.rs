@@ -61,6 +61,48 @@ fn run(
     }
 }
 
+/// own_head_first() of @own and @llc at @now: true if the own queue's head
+/// runs first.
+fn own_first(
+    s: &skel::DeadlineTestSkel<'static>,
+    own: bpf_intf::cadence_queue_head_order,
+    llc: bpf_intf::cadence_queue_head_order,
+    now: u64,
+) -> bool {
+    // SAFETY: plain-data struct from bindgen; all zeroes is valid.
+    let mut ctx: bpf_intf::cadence_deadline_test = unsafe { std::mem::zeroed() };
+    ctx.own = own;
+    ctx.llc = llc;
+    ctx.now = now;
+    ctx.own_first = u32::MAX;
+    let input = bpf_intf::test_run_input(&mut ctx);
+    s.progs
+        .deadline_run
+        .test_run(input)
+        .expect("BPF_PROG_TEST_RUN of deadline_run");
+    assert_ne!(
+        ctx.verdict,
+        u32::MAX,
+        "deadline_run could not read its input"
+    );
+    assert!(ctx.own_first <= 1, "own_first {}", ctx.own_first);
+    ctx.own_first == 1
+}
+
+/// A queue head: its deadline in the LLC queue's frame, when it was
+/// queued, and its deadline relative to its own queue's frontier.
+fn head(
+    llc_deadline: u64,
+    queued_at: u64,
+    rel_deadline: i64,
+) -> bpf_intf::cadence_queue_head_order {
+    bpf_intf::cadence_queue_head_order {
+        llc_deadline,
+        queued_at,
+        rel_deadline,
+    }
+}
+
 fn no_preempt() -> bpf_intf::cadence_preempt_in {
     // SAFETY: as above.
     unsafe { std::mem::zeroed() }
@@ -284,4 +326,111 @@ fn a_hog_done_with_its_slice_is_preempted_whatever_its_deadline() {
     pre.curr_done = 1;
     pre.curr_ran_ns = MS / 4 - 1;
     assert_eq!(run(&s, 0, 0, nice(0), 0, pre).verdict, Verdict::Parity);
+}
+
+/// CADENCE_CROSS_WAIT_NS (bpf/deadline.bpf.h).
+const CROSS_WAIT: u64 = 50 * MS;
+
+#[test]
+fn a_pinned_sleeper_runs_before_older_llc_heads_with_later_deadlines() {
+    let Some(s) = program() else { return };
+    // The traced case: beside steady hackbench, a pinned cyclictest thread
+    // queued at 10 ms in its CPU's own queue, 2.7 ms behind that queue's
+    // frontier with a 0.3 ms slice (deadline 2.4 ms behind it), which is
+    // 5000 ms in the LLC queue's frame. The LLC queue's head was queued
+    // earlier, at 2 ms, and its deadline is 0.3 ms later in that frame. At
+    // 12 ms the own head runs first: by waiting order it would not.
+    let d = 5_000 * MS;
+    let own = head(d, 10 * MS, -24 * MS as i64 / 10);
+    let llc = head(d + 3 * MS / 10, 2 * MS, -27 * MS as i64 / 10);
+    assert!(own_first(&s, own, llc, 12 * MS));
+    // With the later deadline, the pinned head waits: as in one runqueue.
+    let llc = head(d - 1, 2 * MS, 0);
+    assert!(!own_first(&s, own, llc, 12 * MS));
+    // Equal deadlines: the LLC queue's head (the rule is strict).
+    let llc = head(d, 11 * MS, 0);
+    assert!(!own_first(&s, own, llc, 12 * MS));
+}
+
+#[test]
+fn past_the_wait_bound_the_head_queued_first_runs_first() {
+    let Some(s) = program() else { return };
+    // A pinned hog keeps the earlier deadline (5000 ms) against an LLC
+    // head queued at 0 with a deadline 10 ms later, that no CPU's work
+    // moves: deadlines alone would leave that head waiting for ever.
+    let own = head(5_000 * MS, 30 * MS, 0);
+    let llc = head(5_010 * MS, 0, 0);
+    assert!(own_first(&s, own, llc, CROSS_WAIT - 1));
+    assert!(!own_first(&s, own, llc, CROSS_WAIT));
+    // The bound holds for the own queue's head too, whichever waited.
+    let own = head(5_010 * MS, 0, 0);
+    let llc = head(5_000 * MS, 30 * MS, 0);
+    assert!(!own_first(&s, own, llc, CROSS_WAIT - 1));
+    assert!(own_first(&s, own, llc, CROSS_WAIT));
+    // Queued at the same ns: the earlier deadline relative to its own
+    // queue's frontier, then the LLC queue's head.
+    let own = head(0, 0, -(MS as i64));
+    let llc = head(0, 0, 0);
+    assert!(own_first(&s, own, llc, CROSS_WAIT));
+    assert!(!own_first(&s, head(0, 0, 0), llc, CROSS_WAIT));
+}
+
+#[test]
+fn cross_queue_order_is_right_across_wrap_around_and_clock_skew() {
+    let Some(s) = program() else { return };
+    // Deadlines either side of 2^64: 100 ns before it is earlier than 50
+    // ns after it.
+    let now = 40 * MS;
+    let own = head(u64::MAX - 99, 39 * MS, 0);
+    let llc = head(50, 38 * MS, 0);
+    assert!(own_first(&s, own, llc, now));
+    assert!(!own_first(&s, llc, own, now));
+    // A head queued by another CPU whose clock is 1 us ahead of this one's
+    // has not waited at all, not 2^64 ns: deadlines still decide.
+    let own = head(5_000 * MS, now + 1_000, 0);
+    let llc = head(5_001 * MS, now - MS, 0);
+    assert!(own_first(&s, own, llc, now));
+    // Queued times either side of 2^64: the bound counts from the real
+    // wait, 50 ms from 2^64 - 10 ms.
+    let t0 = u64::MAX - 10 * MS + 1;
+    let own = head(5_000 * MS, t0, 0);
+    let llc = head(5_001 * MS, t0 + MS, 0);
+    assert!(own_first(&s, own, llc, t0.wrapping_add(CROSS_WAIT - 1)));
+    let llc = head(5_001 * MS, t0.wrapping_sub(1), 0);
+    assert!(!own_first(&s, own, llc, t0.wrapping_add(CROSS_WAIT - 1)));
+}
+
+#[test]
+fn cross_queue_order_matches_the_rule_on_random_inputs() {
+    let Some(s) = program() else { return };
+    let mut rng = Rng(0xc205_5e0d);
+    for _ in 0..5_000 {
+        // Times and deadlines as offsets (i128, no wrap-around) from bases
+        // anywhere in the u64 range; the rule is stated on the offsets.
+        let (tbase, dbase) = (rng.next(), rng.next());
+        let span = |rng: &mut Rng, n: u64| rng.below(2 * n + 1) as i128 - n as i128;
+        let (own_q, llc_q) = (span(&mut rng, 60 * MS), span(&mut rng, 60 * MS));
+        let now = span(&mut rng, 60 * MS);
+        let (own_d, llc_d) = (span(&mut rng, 20 * MS), span(&mut rng, 20 * MS));
+        let (own_r, llc_r) = (span(&mut rng, 5 * MS) as i64, span(&mut rng, 5 * MS) as i64);
+        // One case in four queued at the same ns, for the tie-break.
+        let llc_q = if rng.below(4) == 0 { own_q } else { llc_q };
+        let at = |base: u64, off: i128| base.wrapping_add(off as i64 as u64);
+        let waited = |q: i128| now - q >= CROSS_WAIT as i128;
+        let want = if waited(own_q) || waited(llc_q) {
+            own_q < llc_q || (own_q == llc_q && own_r < llc_r)
+        } else {
+            own_d < llc_d
+        };
+        let got = own_first(
+            &s,
+            head(at(dbase, own_d), at(tbase, own_q), own_r),
+            head(at(dbase, llc_d), at(tbase, llc_q), llc_r),
+            at(tbase, now),
+        );
+        assert_eq!(
+            got, want,
+            "queued {own_q}/{llc_q} now {now} deadlines {own_d}/{llc_d} rel {own_r}/{llc_r}"
+        );
+    }
 }
