@@ -25,6 +25,11 @@ METRICS = {
     "cyclictest_hackbench_p99_us": "cyclictest p99, beside hackbench (us)",
     "cyclictest_hackbench_p999_us": "cyclictest p99.9, beside hackbench (us)",
     "cyclictest_hackbench_max_us": "cyclictest max, beside hackbench (us)",
+    "cyclictest_hackbench_steady_avg_us": "cyclictest avg, beside steady hackbench (us)",
+    "cyclictest_hackbench_steady_p50_us": "cyclictest p50, beside steady hackbench (us)",
+    "cyclictest_hackbench_steady_p99_us": "cyclictest p99, beside steady hackbench (us)",
+    "cyclictest_hackbench_steady_p999_us": "cyclictest p99.9, beside steady hackbench (us)",
+    "cyclictest_hackbench_steady_max_us": "cyclictest max, beside steady hackbench (us)",
 }
 
 
