@@ -159,11 +159,12 @@ static __always_inline u32 wakeup_preempt_verdict(const struct cadence_preempt_i
 
 /*
  * Longest the head of one of a CPU's two queues is held back by earlier
- * deadlines in the other before the one queued first runs first: 50 ms,
- * about the longest wait of cyclictest's threads under the fair class beside
- * steady hackbench in the test VM (up to 120 ms there). Earliest deadline
- * alone could starve a head: a CPU whose pinned task keeps the earlier
- * deadline while no CPU moves the LLC queue's frontier.
+ * deadlines in the other before the one queued first runs first: 50 ms.
+ * Well above the median wait of hackbench's wake-ups in the test VM under
+ * steady hackbench (about 6 ms), so deadlines decide nearly always under
+ * load; far below the kernel's limits (RCU stall warnings at 21 s).
+ * Earliest deadline alone could starve a head: a CPU whose pinned task
+ * keeps the earlier deadline while no CPU moves the LLC queue's frontier.
  */
 #define CADENCE_CROSS_WAIT_NS (50 * 1000 * 1000ULL)
 

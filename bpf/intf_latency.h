@@ -40,10 +40,6 @@ struct cadence_preempt_in {
 };
 
 /*
- * The context of bpf/deadline_test.bpf.c's program: a deadline and an
- * eligibility query and a preemption decision in, their results out.
- */
-/*
  * The head of one of the two queues a CPU serves (its own, its LLC's), as
  * dispatch() orders them (deadline.bpf.h, own_head_first()).
  */
@@ -56,6 +52,11 @@ struct cadence_queue_head_order {
 	s64 rel_deadline;
 };
 
+/*
+ * The context of bpf/deadline_test.bpf.c's program: a deadline and an
+ * eligibility query, a preemption decision and the order of two queue heads
+ * in, their results out.
+ */
 struct cadence_deadline_test {
 	/* update_deadline(): vd = vtime + calc_delta_fair(slice). */
 	u64 vtime;
