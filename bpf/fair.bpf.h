@@ -82,7 +82,10 @@
  * CADENCE_CROSS_WAIT_NS, the one queued first (deadline.bpf.h,
  * own_head_first()). A running task whose slice ended yields to any task
  * waiting in the other queue. So no head waits on the other queue past that
- * bound for tasks queued after it, however the frontiers move.
+ * bound for tasks queued after it, however the frontiers move; but where
+ * the LLC queue's head may not run on this CPU: move_to_local() then takes
+ * a later task (above), and a task of the own queue has take_starved()'s
+ * bound (main.bpf.c).
  *
  * Busy LLCs balance (llc_to_balance()): stealing when idle never moves a
  * task between busy LLCs, and without it N tasks on one LLC and one on
@@ -265,7 +268,8 @@ struct task_ctx {
 	 * by the difference of the two frontiers, as rebase_vtime() moves a
 	 * vtime (the same for a task queued in the LLC queue). dispatch()
 	 * compares the heads of a CPU's two queues by it (deadline.bpf.h,
-	 * own_head_first()).
+	 * own_head_first()). Both restart at every queueing, a requeue for
+	 * an affinity or nice change too, unlike p->scx.runnable_at.
 	 */
 	u64 queued_at;
 	u64 llc_deadline;

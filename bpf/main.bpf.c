@@ -8,8 +8,8 @@
  * Queues. Each LLC has one shared DSQ ordered by virtual time; each CPU has
  * its own vtime DSQ for tasks that can run only there (pinned, or migration
  * disabled). Each queue has its own vtime frontier. A CPU whose slice ended
- * first takes the head of a busier LLC's queue if that one has waited
- * longest; else its task runs on while first in its own queue and nobody
+ * first takes the head of a busier LLC's queue if that one was queued
+ * before both local heads; else its task runs on while first in its own queue and nobody
  * waits in the CPU's other queue; else it takes the head of its two queues
  * with the earlier deadline in the LLC's frame, or, past a bound, the one
  * queued first; idle, it steals from other LLCs.
@@ -300,7 +300,7 @@ struct queue_head {
 	u64 dsq_id;
 	/* The head's deadline, in this queue's frame. */
 	u64 deadline;
-	/* Its place in the order of the two queues (zeroes if unknown). */
+	/* Its place in the order of the two queues (its times 0 if unknown). */
 	struct cadence_queue_head_order order;
 	/* When it became runnable, jiffies (the kernel's watchdog clock). */
 	unsigned long runnable_at;
@@ -510,8 +510,8 @@ void BPF_STRUCT_OPS(cadence_dispatch, s32 cpu, struct task_struct *prev)
 	peek_head(&llc_q, llc_dsq(llc));
 
 	/*
-	 * Another LLC has more waiting per CPU: take its head if it has waited
-	 * longer than both local heads (prev then queues here).
+	 * Another LLC has more waiting per CPU: take its head if it was
+	 * queued before both local heads (prev then queues here).
 	 */
 	if (nr_llcs > 1) {
 		busier = llc_to_balance(llc);
