@@ -20,6 +20,20 @@ struct Out {
     verdict: Verdict,
 }
 
+/// Run deadline_run on @ctx in place.
+fn run_ctx(s: &skel::DeadlineTestSkel<'static>, ctx: &mut bpf_intf::cadence_deadline_test) {
+    let input = bpf_intf::test_run_input(ctx);
+    s.progs
+        .deadline_run
+        .test_run(input)
+        .expect("BPF_PROG_TEST_RUN of deadline_run");
+    assert_ne!(
+        ctx.verdict,
+        u32::MAX,
+        "deadline_run could not read its input"
+    );
+}
+
 fn run(
     s: &skel::DeadlineTestSkel<'static>,
     vtime: u64,
@@ -36,16 +50,7 @@ fn run(
     ctx.wmult = wmult;
     ctx.frontier = frontier;
     ctx.preempt = pre;
-    let input = bpf_intf::test_run_input(&mut ctx);
-    s.progs
-        .deadline_run
-        .test_run(input)
-        .expect("BPF_PROG_TEST_RUN of deadline_run");
-    assert_ne!(
-        ctx.verdict,
-        u32::MAX,
-        "deadline_run could not read its input"
-    );
+    run_ctx(s, &mut ctx);
     let verdict = match ctx.verdict {
         bpf_intf::cadence_preempt_verdict_CADENCE_PREEMPT_YES => Verdict::Yes,
         bpf_intf::cadence_preempt_verdict_CADENCE_PREEMPT_NO_CURR => Verdict::NoCurr,
@@ -75,16 +80,7 @@ fn own_first(
     ctx.llc = llc;
     ctx.now = now;
     ctx.own_first = u32::MAX;
-    let input = bpf_intf::test_run_input(&mut ctx);
-    s.progs
-        .deadline_run
-        .test_run(input)
-        .expect("BPF_PROG_TEST_RUN of deadline_run");
-    assert_ne!(
-        ctx.verdict,
-        u32::MAX,
-        "deadline_run could not read its input"
-    );
+    run_ctx(s, &mut ctx);
     assert!(ctx.own_first <= 1, "own_first {}", ctx.own_first);
     ctx.own_first == 1
 }
