@@ -9,10 +9,10 @@
  * its own vtime DSQ for tasks that can run only there (pinned, or migration
  * disabled). Each queue has its own vtime frontier. A CPU whose slice ended
  * first takes the head of a busier LLC's queue if that one was queued
- * before both local heads; else its task runs on while first in its own queue and nobody
- * waits in the CPU's other queue; else it takes the head of its two queues
- * with the earlier deadline in the LLC's frame, or, past a bound, the one
- * queued first; idle, it steals from other LLCs.
+ * before both local heads; else its task runs on while first in its own
+ * queue and nobody waits in the CPU's other queue; else it takes the head
+ * of its two queues with the earlier deadline in the LLC's frame, or, past
+ * a bound, the one queued first; idle, it steals from other LLCs.
  *
  * Fairness (fair.bpf.h, weight.bpf.h). Virtual time advances by
  * delta * 1024 / weight with the kernel's own nice-to-weight table, so two
