@@ -3,11 +3,15 @@ each one is on (/proc/PID/stat, field 39), then counts the samples in
 which the tasks are spread evenly over the given small cores (per small
 core, N / cores rounded down or up), seed 002's "optimal placement".
 
-    place_sample.py N SECONDS SMALL_CORES [MIN_SHARE] [--churn RATE]
+    place_sample.py N SECONDS SMALL_CORES [MIN_SHARE] [--churn RATE] [--from CPUS]
 SMALL_CORES: small cores as cpulists joined by '/', e.g. 0,2,4,6/1,3,5,7.
 --churn RATE: meanwhile shell-like processes fork short commands (awk,
 sleep, cat in turn) RATE times a second in all, as a user's shell or a
 build script does next to long-running work (issue 15).
+--from CPUS: task i starts pinned to the i-th CPU of the comma-separated
+list (an uneven split, say), and is let free on every CPU when the
+sampling starts, after the churn has begun: the samples then show how
+soon and how lastingly the scheduler undoes that split.
 
 Prints one JSON line: the share of even samples and the distributions seen,
 the CPU-bound tasks' migrations per second (the kernel's se.nr_migrations
@@ -37,16 +41,20 @@ CHURN_PER_PROCESS = 10
 
 
 def args():
-    pos, churn = [], 0.0
+    pos, churn, start_on = [], 0.0, None
     it = iter(sys.argv[1:])
     for a in it:
         if a == "--churn":
             churn = float(next(it))
+        elif a == "--from":
+            start_on = [int(c) for c in next(it).split(",")]
         else:
             pos.append(a)
     n, seconds, smalls = int(pos[0]), float(pos[1]), [cpulist(s) for s in pos[2].split("/")]
     min_share = float(pos[3]) if len(pos) > 3 else None
-    return n, seconds, smalls, min_share, churn
+    if start_on is not None and len(start_on) != n:
+        sys.exit(f"--from names {len(start_on)} CPUs for {n} tasks")
+    return n, seconds, smalls, min_share, churn, start_on
 
 
 def nr_migrations(pid):
@@ -94,9 +102,11 @@ def churn_loop(rate, stop_at):
 
 
 def main():
-    n, seconds, smalls, min_share, churn = args()
+    n, seconds, smalls, min_share, churn, start_on = args()
     core_of = {cpu: i for i, s in enumerate(smalls) for cpu in s}
     tasks = [subprocess.Popen(["sh", "-c", "while :; do :; done"]) for _ in range(n)]
+    for t, cpu in zip(tasks, start_on or []):
+        os.sched_setaffinity(t.pid, {cpu})
     churners = []
     try:
         time.sleep(1.0)  # let the placement settle
@@ -110,6 +120,8 @@ def main():
                  str(churn / nproc), str(seconds + 0.5), os.path.dirname(os.path.abspath(__file__))],
                 stdout=subprocess.PIPE, text=True) for _ in range(nproc)]
             time.sleep(0.5)
+        for t in tasks if start_on else []:
+            os.sched_setaffinity(t.pid, os.sched_getaffinity(0))
         pids = [t.pid for t in tasks]
         mig0, moves0, t0 = [nr_migrations(p) for p in pids], cadence_moves(pids), time.monotonic()
         lo, hi = n // len(smalls), -(-n // len(smalls))
