@@ -193,10 +193,12 @@ enum cadence_hold_verdict {
 /*
  * One test run: a search per input, over the `topo` map's machine; for a
  * leaving task (in.leaving), one check of the hold (hold_step()): if its
- * search found another small or big core, the gain of the move
- * (pl_move_gain()) and the verdict with @margin after @seen checks in a
- * row that saw a freer core, else gain 0 and verdict MOVE; @seen comes
- * back as the check leaves it.
+ * search found another small or big core (or, if it kept the task, the
+ * search with in.light counted idle did: hold_light_pick()), the gain of
+ * the move (pl_move_gain()) and the verdict with @margin after @seen
+ * checks in a row that saw a freer core, else gain 0 and verdict MOVE;
+ * @seen comes back as the check leaves it. @to: where a verdict to move
+ * reached by the second search takes the task (pl_idle_beside()), else -1.
  */
 struct cadence_place_test {
 	struct cadence_place_in in;
@@ -206,6 +208,7 @@ struct cadence_place_test {
 	u32 seen;
 	s32 gain;
 	u32 verdict;
+	s32 to;
 };
 
 /* One test run of move_span(): the span of the move from @from to @to. */

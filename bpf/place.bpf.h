@@ -147,7 +147,13 @@ static __always_inline bool mask_words(u64 *words, const struct cpumask *mask, u
 /*
  * in->light: of the first @nr_cpus CPUs, those whose running task is short
  * at @now: it has not been runnable for CADENCE_LASTING_NS without a sleep,
- * or has less than half @util (cpu_runs[], latency.bpf.h). Not inlined, nor
+ * or has less than half @util (cpu_runs[], latency.bpf.h). A CPU between
+ * tasks (its record inactive, and not idle yet: the task stopped, or a
+ * waker claimed it) is judged by the task it ran last: busy if that one
+ * was lasting load, light if not. Judged busy whatever it ran, the CPUs
+ * that short commands had just left hid an imbalance of CPU-bound tasks
+ * at a third of the hold's checks (traced in VM case
+ * place_split_undone_under_churn, 8 vCPUs on 2 host cores). Not inlined, nor
  * hold_off(): their frames would add to pick_small_core()'s, on a call
  * chain from enqueue() that is at the verifier's 512-byte stack limit
  * (they run beside place_search(), not under it).
@@ -160,31 +166,44 @@ static __noinline void mark_light(struct cadence_place_in *in, u32 nr_cpus, u64 
 	__builtin_memset(in->light, 0, sizeof(in->light));
 	bpf_for (cpu, 0, nr_cpus) {
 		r = &cpu_runs[cpu_index(cpu)];
-		if (r->active && (!runs_lasting(r->awake_since, now) || 2 * r->util < util))
+		if (!runs_lasting(r->awake_since, now) || 2 * r->util < util)
 			in->light[(cpu >> 6) & (CADENCE_CPU_WORDS - 1)] |= 1ULL << (cpu & 63);
 	}
 }
 
 /*
- * Whether a running task (@tctx) that the search would take from in->prev
- * to @cpu (negative: nowhere) should stay instead (see pick_small_core()):
+ * Whether a running task (@tctx) that a search would take from in->prev to
+ * @cpu (-1: nowhere, it stays) should stay instead (see pick_small_core()):
  * one check of the hold (hold_step()), which keeps the run of checks that
- * saw a freer core in @tctx->moves. The light CPUs are marked only when a
- * move to another small or big core is weighed, not at every search.
+ * saw a freer core in @tctx->moves; in->light is marked. A pick in another
+ * small or big core is weighed (pl_move_gain()); else the check ends the
+ * run.
  */
 static __noinline bool hold_off(const struct cadence_policy *pol, const struct cadence_topo *t,
 				struct cadence_place_in *in, s32 cpu, struct task_ctx *tctx)
 {
 	bool weighed = cpu >= 0 && move_span(t, in->prev, cpu) >= CADENCE_SPAN_SMALL;
-	s32 gain = 0;
+	s32 gain = weighed ? pl_move_gain(t, in, cpu) : 0;
 
-	if (weighed) {
-		mark_light(in, t->nr_cpus, hold_util(tctx), scx_bpf_now());
-		gain = pl_move_gain(t, in, cpu);
-	}
 	/* A move resets the count when the task runs elsewhere (migrate.bpf.h). */
 	return hold_step(weighed, gain, pol->place_move_margin, &tctx->moves.imbalance_seen) !=
 	       CADENCE_HOLD_MOVE;
+}
+
+/*
+ * hold_off() for @cpu, the pick of hold_light_pick() (-1: none): where the
+ * task moves if the verdict is to move (pl_idle_beside(), -1 if no thread
+ * there is idle now), else -1: it stays.
+ */
+static __noinline s32 hold_light_move(const struct cadence_policy *pol,
+				      const struct cadence_topo *t, struct cadence_place_in *in,
+				      s32 cpu, struct task_ctx *tctx)
+{
+	/* First: a check that weighs nothing still ends the run. */
+	if (hold_off(pol, t, in, cpu, tctx) || cpu < 0 ||
+	    move_span(t, in->prev, cpu) < CADENCE_SPAN_SMALL)
+		return -1;
+	return pl_idle_beside(t, in, cpu);
 }
 
 /*
@@ -239,8 +258,9 @@ static __always_inline bool prev_core_idle(const struct cadence_topo *t,
  * another small or big core must also find that core freer by
  * placement.move_margin free threads (pl_move_gain()), CADENCE_MOVE_CONFIRM
  * checks in a row (@tctx->moves.imbalance_seen; a check at which the search
- * keeps it on its CPU or small core ends the run), threads running tasks
- * that are short (mark_light()) counted free; otherwise it
+ * keeps it on its CPU or small core, even with those threads counted idle,
+ * ends the run: hold_light_pick()), threads running tasks that are short
+ * (mark_light()) counted free; otherwise it
  * returns -EAGAIN: the task waits for its own CPU (enqueue()). A short task
  * appearing next to it changes the count by one, which never moves it.
  * @how: PLACE_RECORD counts the level in the stats; without PLACE_CLAIM
@@ -253,7 +273,7 @@ static s32 pick_small_core(const struct cadence_policy *pol, struct task_struct 
 	struct cadence_place_in *in;
 	const struct cpumask *idle;
 	u32 zero = 0, level = CADENCE_PLACE_BUSY, nr_words, i;
-	s32 cpu = -EBUSY;
+	s32 cpu = -EBUSY, cpu_light;
 	bool ok, leaving, hold, weighed = false;
 
 	t = bpf_map_lookup_elem(&place_topo, &zero);
@@ -275,19 +295,29 @@ static s32 pick_small_core(const struct cadence_policy *pol, struct task_struct 
 	/*
 	 * No idle CPU it may use: the search can only find none, or the CPU
 	 * a leaving task frees, where it stays (-EBUSY either way). Said at
-	 * once: every wake-up on a busy machine, and every preempted task's
-	 * re-enqueue, would copy the masks and run the search for nothing.
+	 * once: every wake-up on a busy machine would copy the masks and run
+	 * the search for nothing. A check of the hold still searches, to
+	 * weigh the threads running light work (hold_light_pick()).
 	 */
-	ok = bpf_cpumask_intersects(idle, p->cpus_ptr) && mask_words(in->idle, idle, nr_words);
+	ok = (hold || bpf_cpumask_intersects(idle, p->cpus_ptr)) &&
+	     mask_words(in->idle, idle, nr_words);
 	scx_bpf_put_idle_cpumask(idle);
-	if (!ok || !mask_words(in->allowed, p->cpus_ptr, nr_words))
+	if (!ok || !mask_words(in->allowed, p->cpus_ptr, nr_words)) {
+		/* Nothing to weigh: the check ends the run. */
+		if (hold)
+			tctx->moves.imbalance_seen = 0;
+		hold = false;
 		goto out;
+	}
 	in->prev = prev_cpu;
 	in->spread = pol->idle_core_first;
 	in->shallow = pol->idle_place == CADENCE_IDLE_PLACE_SHALLOW;
 	in->leaving = leaving;
 	if (leaving)
 		in->idle[(prev_cpu >> 6) & (CADENCE_CPU_WORDS - 1)] |= 1ULL << (prev_cpu & 63);
+	/* The threads a check of the hold counts free beside idle ones. */
+	if (hold)
+		mark_light(in, t->nr_cpus, hold_util(tctx), scx_bpf_now());
 	for (i = 0; i < CADENCE_PLACE_TRIES; i++) {
 		cpu = place_search(t, in, &level);
 		if (cpu < 0)
@@ -311,11 +341,19 @@ static s32 pick_small_core(const struct cadence_policy *pol, struct task_struct 
 		level = CADENCE_PLACE_BUSY;
 	}
 out:
-	/* It stays where it runs: this check saw no freer core. */
-	if (hold && !weighed)
-		hold_off(pol, t, in, -1, tctx);
 	if (how & PLACE_RECORD)
 		count_place(level);
+	/*
+	 * The search keeps it where it runs: searched again with light work
+	 * counted idle (hold_light_pick(); @level is free for it now). A
+	 * verdict to move takes it to a thread idle now in the core found.
+	 */
+	if (hold && !weighed) {
+		cpu_light = hold_light_move(pol, t, in, hold_light_pick(t, in, &level), tctx);
+		if (cpu_light >= 0 &&
+		    (!(how & PLACE_CLAIM) || scx_bpf_test_and_clear_cpu_idle(cpu_light)))
+			cpu = cpu_light;
+	}
 	return cpu;
 }
 

@@ -590,4 +590,88 @@ static __always_inline u32 hold_step(bool weighed, s32 gain, u32 margin, u32 *se
 	return verdict;
 }
 
+/*
+ * The threads running light work (in->light) added to in->idle, and in->light
+ * left with the busy ones alone (so in->idle without in->light is what is
+ * idle now): whether any was busy, so that a search would see more.
+ */
+static __always_inline bool hold_light_idle(struct cadence_place_in *in)
+{
+	bool busy = false;
+	u32 i, w;
+
+	bpf_for (i, 0, CADENCE_CPU_WORDS) {
+		w = i & (CADENCE_CPU_WORDS - 1);
+		in->light[w] &= ~in->idle[w];
+		if (in->light[w])
+			busy = true;
+		in->idle[w] |= in->light[w];
+	}
+	return busy;
+}
+
+/*
+ * For a running task on in->prev (in->leaving) whose search kept it where
+ * it runs: the search again with the threads running light work counted
+ * idle (hold_light_idle()), as pl_move_gain() counts them. Its pick, or -1
+ * if it too keeps the task (or nothing light is busy: it would), with
+ * *@level its step. Without this second search, one short task on the
+ * freer core's idle threads ended the hold's run of checks (hold_step()):
+ * placed there by the search itself, the commands forked beside four
+ * CPU-bound tasks split 3 and 1 kept that split for a whole 10 s run (VM
+ * case place_split_undone_under_churn; 95% of CI's samples at 2d3c33c).
+ */
+static __always_inline s32 hold_light_pick(const struct cadence_topo *t,
+					   struct cadence_place_in *in, u32 *level)
+{
+	s32 cpu;
+
+	if (!hold_light_idle(in))
+		return -1;
+	cpu = place_search(t, in, level);
+	return cpu == in->prev ? -1 : cpu;
+}
+
+/*
+ * After hold_light_pick() found @cpu: a thread idle now (in->idle, not
+ * in->light) the task may use in @cpu's small core, or in its big core if
+ * that is not in->prev's; -1 if none. The hold's verdict to move, reached
+ * with light work counted idle, is carried out there: the search on idle
+ * threads alone, which at the same instant often still kept the task
+ * (short tasks had just taken or left a thread or two), is not asked
+ * again (traced in VM case place_split_undone_under_churn: verdicts to
+ * move at most checks for 1.5 s before one found the search agreeing).
+ */
+__noinline s32 pl_idle_beside(const struct cadence_topo *t, const struct cadence_place_in *in,
+			      s32 cpu)
+{
+	u32 prev_small, cpu_small, big, first, n, i, m, j, s, c;
+
+	if (!t || !in || cpu < 0 || in->prev < 0)
+		return -1;
+	prev_small = t->cpu_small[cpu_index(in->prev)];
+	cpu_small = t->cpu_small[cpu_index(cpu)];
+	if (prev_small == CADENCE_NO_GROUP || cpu_small == CADENCE_NO_GROUP)
+		return -1;
+	big = t->small_big[cpu_index(cpu_small)];
+	first = cpu_small;
+	n = 1;
+	if (big != t->small_big[cpu_index(prev_small)]) {
+		first = t->big_first_small[cpu_index(big)];
+		n = t->big_nr_small[cpu_index(big)];
+	}
+	bpf_for (i, 0, n) {
+		s = first + i;
+		m = t->small_nr_cpus[cpu_index(s)];
+		if (m > CADENCE_MAX_SMT)
+			m = CADENCE_MAX_SMT;
+		bpf_for (j, 0, m) {
+			c = t->small_cpus[cpu_index(s)][j & (CADENCE_MAX_SMT - 1)];
+			if (pl_bit(in->idle, c) && !pl_bit(in->light, c) && pl_bit(in->allowed, c))
+				return c;
+		}
+	}
+	return -1;
+}
+
 #endif /* __CADENCE_PLACE_SEARCH_BPF_H */

@@ -30,7 +30,7 @@ int place_run(struct cadence_place_test *ctx)
 {
 	const struct cadence_topo *t;
 	u32 zero = 0, level;
-	bool weighed;
+	bool weighed, light;
 	s32 cpu;
 
 	t = bpf_map_lookup_elem(&place_topo, &zero);
@@ -45,11 +45,22 @@ int place_run(struct cadence_place_test *ctx)
 	ctx->verdict = CADENCE_HOLD_MOVE;
 	if (!place_work.leaving)
 		return 0;
-	/* One check of the hold, as pick_small_core() makes it. */
+	/*
+	 * One check of the hold, as pick_small_core() makes it: a search
+	 * that keeps the task where it runs is made again with the light
+	 * threads (given, not marked) counted idle.
+	 */
+	ctx->to = -1;
+	light = cpu < 0 || cpu == place_work.prev;
+	if (light)
+		cpu = hold_light_pick(t, &place_work, &level);
 	weighed = cpu >= 0 && move_span(t, place_work.prev, cpu) >= CADENCE_SPAN_SMALL;
 	if (weighed)
 		ctx->gain = pl_move_gain(t, &place_work, cpu);
 	ctx->verdict = hold_step(weighed, ctx->gain, ctx->margin, &ctx->seen);
+	/* hold_light_move(). */
+	if (light && weighed && ctx->verdict == CADENCE_HOLD_MOVE)
+		ctx->to = pl_idle_beside(t, &place_work, cpu);
 	return 0;
 }
 

@@ -139,13 +139,16 @@ impl Search {
 }
 
 /// What the hold made of a running task's search (place_run's outputs):
-/// @seen is the run of checks that saw a freer core, as this one left it.
+/// @seen is the run of checks that saw a freer core, as this one left it;
+/// @to where a verdict to move reached with light work counted idle takes
+/// the task (-1: none, or the search's own pick @cpu stands).
 #[derive(Debug, PartialEq)]
 struct Hold {
     cpu: i32,
     gain: i32,
     verdict: u32,
     seen: u32,
+    to: i32,
 }
 
 const MOVE: u32 = bpf_intf::cadence_hold_verdict_CADENCE_HOLD_MOVE;
@@ -171,6 +174,7 @@ impl Search {
             gain: ctx.gain,
             verdict: ctx.verdict,
             seen: ctx.seen,
+            to: ctx.to,
         }
     }
 
@@ -380,7 +384,8 @@ fn a_running_task_moves_only_for_a_real_and_lasting_imbalance() {
             cpu: 6,
             gain: 0,
             verdict: STAY,
-            seen: 0
+            seen: 0,
+            to: -1
         }
     );
     assert_eq!(
@@ -395,7 +400,8 @@ fn a_running_task_moves_only_for_a_real_and_lasting_imbalance() {
             cpu: 6,
             gain: 2,
             verdict: WAIT,
-            seen: 1
+            seen: 1,
+            to: -1
         }
     );
     // CPU-bound tasks 3 and 1 (0, 1, 2 | 4): a real imbalance of two,
@@ -407,7 +413,8 @@ fn a_running_task_moves_only_for_a_real_and_lasting_imbalance() {
             cpu: 5,
             gain: 2,
             verdict: WAIT,
-            seen: 1
+            seen: 1,
+            to: -1
         }
     );
     assert_eq!(s.hold(2, &[0, 1, 4], &[], LAST_WAIT - 1).verdict, WAIT);
@@ -450,7 +457,8 @@ fn an_imbalance_seen_now_and_then_never_moves_a_running_task() {
             cpu: 4,
             gain: 0,
             verdict: MOVE,
-            seen: 0
+            seen: 0,
+            to: -1
         },
         "an even check ends the run; nothing is held, the search keeps it"
     );
@@ -476,6 +484,59 @@ fn an_imbalance_seen_now_and_then_never_moves_a_running_task() {
     assert_eq!((h.cpu, h.verdict, h.seen), (0, MOVE, LAST_WAIT));
 }
 
+/// Short tasks on the freer core's idle threads do not end the run of
+/// checks. CPU-bound tasks split 3 and 1 (0, 1, 2 | 4) with short commands
+/// running on 5 and 6: the search sees core 0-3 as freer (its own thread
+/// and 3 against 7) and keeps the task on 2 where it is; counted idle, as
+/// the gain counts them, they make core 4-7 freer by 2. Before, each such
+/// check ended the run and the split lasted (VM case
+/// place_split_undone_under_churn). The task stays for the run, then moves
+/// to a thread of core 4-7 idle now, if there is one.
+#[test]
+fn short_tasks_on_the_freer_core_do_not_hide_an_imbalance() {
+    let Some(s) = Search::new(&qemu_smt4()) else {
+        return;
+    };
+    let short_there = |seen| s.hold(2, &[0, 1, 4, 5, 6], &[5, 6], seen);
+    let mut seen = 0;
+    for n in 1..=LAST_WAIT {
+        let h = short_there(seen);
+        assert_eq!(
+            h,
+            Hold {
+                cpu: 2,
+                gain: 2,
+                verdict: WAIT,
+                seen: n,
+                to: -1
+            },
+            "check {n}: the search keeps it, the imbalance is seen"
+        );
+        seen = h.seen;
+    }
+    // The run is complete: the task moves to the thread of core 4-7 idle
+    // now (7), though the search on idle threads alone would keep it.
+    let h = short_there(seen);
+    assert_eq!((h.cpu, h.verdict, h.seen, h.to), (2, MOVE, LAST_WAIT, 7));
+    // A short task on 7 too: no thread there is idle now, it stays, and
+    // the run stays complete for the next check.
+    let h = s.hold(2, &[0, 1, 4, 5, 6, 7], &[5, 6, 7], LAST_WAIT);
+    assert_eq!(
+        (h.cpu, h.gain, h.verdict, h.seen, h.to),
+        (2, 2, MOVE, LAST_WAIT, -1)
+    );
+    // They exit: the search itself finds 5 idle and moves the task there.
+    let h = s.hold(2, &[0, 1, 4], &[], h.seen);
+    assert_eq!((h.cpu, h.gain, h.verdict, h.to), (5, 2, MOVE, -1));
+    // Split 2 and 2 (0, 1 | 4, 5), a short task on 6: idle or not, core
+    // 0-3 is the freer; the check ends the run.
+    let h = s.hold(1, &[0, 4, 5, 6], &[6], LAST_WAIT);
+    assert_eq!((h.cpu, h.gain, h.verdict, h.seen), (1, 0, MOVE, 0));
+    // Loaded tasks on 5 and 6 (not light): a real 3 and 3, no imbalance.
+    let h = s.hold(2, &[0, 1, 4, 5, 6], &[], LAST_WAIT);
+    assert_eq!((h.cpu, h.gain, h.verdict, h.seen), (2, 0, MOVE, 0));
+}
+
 /// The same on POWER9-like halves {0,2,4,6} and {1,3,5,7} of one big
 /// core: small cores are weighed against each other.
 #[test]
@@ -490,7 +551,8 @@ fn the_hold_weighs_small_cores_within_a_big_core() {
             cpu: 3,
             gain: 2,
             verdict: WAIT,
-            seen: 1
+            seen: 1,
+            to: -1
         }
     );
     assert_eq!(s.hold(2, &[0, 4, 1], &[], LAST_WAIT).verdict, MOVE);
