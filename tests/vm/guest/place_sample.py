@@ -9,9 +9,9 @@ SMALL_CORES: small cores as cpulists joined by '/', e.g. 0,2,4,6/1,3,5,7.
 sleep, cat in turn) RATE times a second in all, as a user's shell or a
 build script does next to long-running work (issue 15).
 --from CPUS: task i starts pinned to the i-th CPU of the comma-separated
-list (an uneven split, say), and is let free on every CPU when the
-sampling starts, after the churn has begun: the samples then show how
-soon and how lastingly the scheduler undoes that split.
+list (an uneven split, say), and is let free on every CPU after the churn
+has begun; sampling starts FROM_SETTLE_S later: the samples then show
+whether the scheduler undid that split, and whether it keeps it undone.
 
 Prints one JSON line: the share of even samples and the distributions seen,
 the CPU-bound tasks' migrations per second (the kernel's se.nr_migrations
@@ -38,6 +38,11 @@ CHURN_COMMANDS = [_BB + ["awk", "BEGIN { exit }"], _BB + ["sleep", "0.001"],
 # Forks per second one churn process is asked for: under TCG a fork and
 # exec takes tens of ms, so a higher rate is split over more processes.
 CHURN_PER_PROCESS = 10
+# Seconds between letting --from's tasks free and the first sample: the
+# hold needs 8 checks in a row (tens of ms of slices), but on 8 vCPUs over
+# 2 host cores a churn's commands can keep it from completing them for
+# over a second; 2 s leaves room without hiding a split that lasts.
+FROM_SETTLE_S = 2.0
 
 
 def args():
@@ -103,6 +108,7 @@ def churn_loop(rate, stop_at):
 
 def main():
     n, seconds, smalls, min_share, churn, start_on = args()
+    settle = FROM_SETTLE_S if start_on else 0.0
     core_of = {cpu: i for i, s in enumerate(smalls) for cpu in s}
     tasks = [subprocess.Popen(["sh", "-c", "while :; do :; done"]) for _ in range(n)]
     for t, cpu in zip(tasks, start_on or []):
@@ -117,11 +123,13 @@ def main():
                 [sys.executable, "-c",
                  "import sys, time; sys.path.insert(0, sys.argv[3]); import place_sample as s; "
                  "print(s.churn_loop(float(sys.argv[1]), time.monotonic() + float(sys.argv[2])))",
-                 str(churn / nproc), str(seconds + 0.5), os.path.dirname(os.path.abspath(__file__))],
+                 str(churn / nproc), str(seconds + 0.5 + settle),
+                 os.path.dirname(os.path.abspath(__file__))],
                 stdout=subprocess.PIPE, text=True) for _ in range(nproc)]
             time.sleep(0.5)
         for t in tasks if start_on else []:
             os.sched_setaffinity(t.pid, os.sched_getaffinity(0))
+        time.sleep(settle)
         pids = [t.pid for t in tasks]
         mig0, moves0, t0 = [nr_migrations(p) for p in pids], cadence_moves(pids), time.monotonic()
         lo, hi = n // len(smalls), -(-n // len(smalls))
@@ -150,7 +158,7 @@ def main():
            "distributions": per_core_seen,
            "migrations_per_s": round(mig / elapsed, 2)}
     if churn:
-        out["forks_per_s"] = round(forks / (seconds + 0.5), 1)
+        out["forks_per_s"] = round(forks / (seconds + 0.5 + settle), 1)
     if moves0 is not None and moves1 is not None:
         out["cadence_moves"] = {k: moves1[k] - moves0[k] for k in moves1}
     print(json.dumps(out))
