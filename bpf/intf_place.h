@@ -118,6 +118,8 @@ struct cadence_place_in {
 	 * tie); 0: the first.
 	 */
 	u32 shallow;
+	/* The step of the hold's second search (hold_light_pick()): not counted. */
+	u32 light_level;
 };
 
 /*

@@ -145,9 +145,9 @@ static __always_inline bool mask_words(u64 *words, const struct cpumask *mask, u
 }
 
 /*
- * in->light: of the first @nr_cpus CPUs, those whose running task is short
- * at @now: it has not been runnable for CADENCE_LASTING_NS without a sleep,
- * or has less than half @util (cpu_runs[], latency.bpf.h). A CPU between
+ * in->light: of @t's CPUs, those whose running task is short now: it has
+ * not been runnable for CADENCE_LASTING_NS without a sleep, or has less
+ * than half the util of @tctx's task (cpu_runs[], latency.bpf.h). A CPU between
  * tasks (its record inactive, and not idle yet: the task stopped, or a
  * waker claimed it) is judged by the task it ran last: busy if that one
  * was lasting load, light if not. Judged busy whatever it ran, the CPUs
@@ -158,13 +158,18 @@ static __always_inline bool mask_words(u64 *words, const struct cpumask *mask, u
  * chain from enqueue() that is at the verifier's 512-byte stack limit
  * (they run beside place_search(), not under it).
  */
-static __noinline void mark_light(struct cadence_place_in *in, u32 nr_cpus, u64 util, u64 now)
+static __noinline void mark_light(struct cadence_place_in *in, const struct cadence_topo *t,
+				  const struct task_ctx *tctx)
 {
+	u64 util, now = scx_bpf_now();
 	const struct cpu_run *r;
 	u32 cpu;
 
+	if (!in || !t || !tctx)
+		return;
+	util = hold_util(tctx);
 	__builtin_memset(in->light, 0, sizeof(in->light));
-	bpf_for (cpu, 0, nr_cpus) {
+	bpf_for (cpu, 0, t->nr_cpus) {
 		r = &cpu_runs[cpu_index(cpu)];
 		if (!runs_lasting(r->awake_since, now) || 2 * r->util < util)
 			in->light[(cpu >> 6) & (CADENCE_CPU_WORDS - 1)] |= 1ULL << (cpu & 63);
@@ -179,8 +184,9 @@ static __noinline void mark_light(struct cadence_place_in *in, u32 nr_cpus, u64 
  * small or big core is weighed (pl_move_gain()); else the check ends the
  * run.
  */
-static __noinline bool hold_off(const struct cadence_policy *pol, const struct cadence_topo *t,
-				struct cadence_place_in *in, s32 cpu, struct task_ctx *tctx)
+static __always_inline bool hold_judge(const struct cadence_policy *pol,
+				       const struct cadence_topo *t, struct cadence_place_in *in,
+				       s32 cpu, struct task_ctx *tctx)
 {
 	bool weighed = cpu >= 0 && move_span(t, in->prev, cpu) >= CADENCE_SPAN_SMALL;
 	s32 gain = weighed ? pl_move_gain(t, in, cpu) : 0;
@@ -191,16 +197,28 @@ static __noinline bool hold_off(const struct cadence_policy *pol, const struct c
 }
 
 /*
- * hold_off() for @cpu, the pick of hold_light_pick() (-1: none): where the
- * task moves if the verdict is to move (pl_idle_beside(), -1 if no thread
- * there is idle now), else -1: it stays.
+ * hold_judge() for @cpu, the search's own pick, marking in->light first
+ * when a move to another small or big core is weighed.
+ */
+static __noinline bool hold_off(const struct cadence_policy *pol, const struct cadence_topo *t,
+				struct cadence_place_in *in, s32 cpu, struct task_ctx *tctx)
+{
+	if (cpu >= 0 && move_span(t, in->prev, cpu) >= CADENCE_SPAN_SMALL)
+		mark_light(in, t, tctx);
+	return hold_judge(pol, t, in, cpu, tctx);
+}
+
+/*
+ * hold_judge() for @cpu, the pick of hold_light_pick() (-1: none), in->light
+ * marked: where the task moves if the verdict is to move
+ * (pl_idle_beside(), -1 if no thread there is idle now), else -1: it stays.
  */
 static __noinline s32 hold_light_move(const struct cadence_policy *pol,
 				      const struct cadence_topo *t, struct cadence_place_in *in,
 				      s32 cpu, struct task_ctx *tctx)
 {
 	/* First: a check that weighs nothing still ends the run. */
-	if (hold_off(pol, t, in, cpu, tctx) || cpu < 0 ||
+	if (hold_judge(pol, t, in, cpu, tctx) || cpu < 0 ||
 	    move_span(t, in->prev, cpu) < CADENCE_SPAN_SMALL)
 		return -1;
 	return pl_idle_beside(t, in, cpu);
@@ -295,11 +313,13 @@ static s32 pick_small_core(const struct cadence_policy *pol, struct task_struct 
 	/*
 	 * No idle CPU it may use: the search can only find none, or the CPU
 	 * a leaving task frees, where it stays (-EBUSY either way). Said at
-	 * once: every wake-up on a busy machine would copy the masks and run
-	 * the search for nothing. A check of the hold still searches, to
-	 * weigh the threads running light work (hold_light_pick()).
+	 * once: every wake-up on a busy machine, and every preempted task's
+	 * re-enqueue, would copy the masks and run the search for nothing.
+	 * A check of the hold amid a run of checks that saw a freer core
+	 * still searches, to weigh the threads running light work
+	 * (hold_light_pick()); no other, or the run would end here.
 	 */
-	ok = (hold || bpf_cpumask_intersects(idle, p->cpus_ptr)) &&
+	ok = (bpf_cpumask_intersects(idle, p->cpus_ptr) || (hold && tctx->moves.imbalance_seen)) &&
 	     mask_words(in->idle, idle, nr_words);
 	scx_bpf_put_idle_cpumask(idle);
 	if (!ok || !mask_words(in->allowed, p->cpus_ptr, nr_words)) {
@@ -315,9 +335,6 @@ static s32 pick_small_core(const struct cadence_policy *pol, struct task_struct 
 	in->leaving = leaving;
 	if (leaving)
 		in->idle[(prev_cpu >> 6) & (CADENCE_CPU_WORDS - 1)] |= 1ULL << (prev_cpu & 63);
-	/* The threads a check of the hold counts free beside idle ones. */
-	if (hold)
-		mark_light(in, t->nr_cpus, hold_util(tctx), scx_bpf_now());
 	for (i = 0; i < CADENCE_PLACE_TRIES; i++) {
 		cpu = place_search(t, in, &level);
 		if (cpu < 0)
@@ -344,12 +361,17 @@ out:
 	if (how & PLACE_RECORD)
 		count_place(level);
 	/*
-	 * The search keeps it where it runs: searched again with light work
-	 * counted idle (hold_light_pick(); @level is free for it now). A
-	 * verdict to move takes it to a thread idle now in the core found.
+	 * The search keeps it where it runs: it searches again with light
+	 * work counted idle (hold_light_pick(); its step goes to
+	 * in->light_level, off this frame, which is at the verifier's stack
+	 * limit), and a verdict to move takes it to a thread idle now in the
+	 * core found. Made only when the search ran: with no idle
+	 * CPU, amid a run of checks that saw a freer core (above).
 	 */
 	if (hold && !weighed) {
-		cpu_light = hold_light_move(pol, t, in, hold_light_pick(t, in, &level), tctx);
+		mark_light(in, t, tctx);
+		cpu_light =
+			hold_light_move(pol, t, in, hold_light_pick(t, in, &in->light_level), tctx);
 		if (cpu_light >= 0 &&
 		    (!(how & PLACE_CLAIM) || scx_bpf_test_and_clear_cpu_idle(cpu_light)))
 			cpu = cpu_light;

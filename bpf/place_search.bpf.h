@@ -598,10 +598,10 @@ static __always_inline u32 hold_step(bool weighed, s32 gain, u32 margin, u32 *se
 static __always_inline bool hold_light_idle(struct cadence_place_in *in)
 {
 	bool busy = false;
-	u32 i, w;
+	u32 w;
 
-	bpf_for (i, 0, CADENCE_CPU_WORDS) {
-		w = i & (CADENCE_CPU_WORDS - 1);
+	/* A plain loop: bpf_for's iterator would take stack (hold_light_chase()). */
+	for (w = 0; w < CADENCE_CPU_WORDS; w++) {
 		in->light[w] &= ~in->idle[w];
 		if (in->light[w])
 			busy = true;
