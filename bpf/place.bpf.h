@@ -147,14 +147,14 @@ static __always_inline bool mask_words(u64 *words, const struct cpumask *mask, u
 /*
  * in->light: of @t's CPUs, those whose running task is short now: it has
  * not been runnable for CADENCE_LASTING_NS without a sleep, or has less
- * than half the util of @tctx's task (cpu_runs[], latency.bpf.h). A CPU between
- * tasks (its record inactive, and not idle yet: the task stopped, or a
- * waker claimed it) is judged by the task it ran last: busy if that one
- * was lasting load, light if not. Judged busy whatever it ran, the CPUs
- * that short commands had just left hid an imbalance of CPU-bound tasks
- * at a third of the hold's checks (traced in VM case
- * place_split_undone_under_churn, 8 vCPUs on 2 host cores). Not inlined, nor
- * hold_off(): their frames would add to pick_small_core()'s, on a call
+ * than half the util of @tctx's task (cpu_runs[], latency.bpf.h). A CPU
+ * between tasks (its record inactive, and not idle yet: the task stopped,
+ * or a waker claimed it) is judged by the task it ran last: busy if that
+ * one was lasting load, light if not. Judged busy whatever it ran, the
+ * CPUs that short commands had just left hid an imbalance of CPU-bound
+ * tasks at a third of the hold's checks (traced in VM case
+ * place_split_undone_under_churn, 8 vCPUs on 2 host cores). Not inlined,
+ * nor hold_off(): their frames would add to pick_small_core()'s, on a call
  * chain from enqueue() that is at the verifier's 512-byte stack limit
  * (they run beside place_search(), not under it).
  */
@@ -365,8 +365,8 @@ out:
 	 * work counted idle (hold_light_pick(); its step goes to
 	 * in->light_level, off this frame, which is at the verifier's stack
 	 * limit), and a verdict to move takes it to a thread idle now in the
-	 * core found. Made only when the search ran: with no idle
-	 * CPU, amid a run of checks that saw a freer core (above).
+	 * core found. Made only when the search ran: with no idle CPU, amid
+	 * a run of checks that saw a freer core (above).
 	 */
 	if (hold && !weighed) {
 		mark_light(in, t, tctx);

@@ -600,7 +600,7 @@ static __always_inline bool hold_light_idle(struct cadence_place_in *in)
 	bool busy = false;
 	u32 w;
 
-	/* A plain loop: bpf_for's iterator would take stack (hold_light_chase()). */
+	/* A plain loop: bpf_for's iterator takes stack, and pick_small_core()'s is full. */
 	for (w = 0; w < CADENCE_CPU_WORDS; w++) {
 		in->light[w] &= ~in->idle[w];
 		if (in->light[w])
