@@ -276,11 +276,12 @@ static __always_inline bool prev_core_idle(const struct cadence_topo *t,
  * another small or big core must also find that core freer by
  * placement.move_margin free threads (pl_move_gain()), CADENCE_MOVE_CONFIRM
  * checks in a row (@tctx->moves.imbalance_seen; a check at which the search
- * keeps it on its CPU or small core, even with those threads counted idle,
- * ends the run: hold_light_pick()), threads running tasks that are short
- * (mark_light()) counted free; otherwise it
- * returns -EAGAIN: the task waits for its own CPU (enqueue()). A short task
- * appearing next to it changes the count by one, which never moves it.
+ * keeps it on its CPU, even with those threads counted idle, or takes it
+ * to another thread of its small core, ends the run: hold_light_pick()),
+ * threads running tasks that are short (mark_light()) counted free;
+ * otherwise it returns -EAGAIN: the task waits for its own CPU
+ * (enqueue()). A short task appearing next to it changes the count by
+ * one, which never moves it.
  * @how: PLACE_RECORD counts the level in the stats; without PLACE_CLAIM
  * the CPU found is returned unclaimed (a check, not a move).
  */

@@ -472,7 +472,8 @@ fn an_imbalance_seen_now_and_then_never_moves_a_running_task() {
         }
         seen = even(seen).seen;
     }
-    // No idle CPU at all at a check: that ends the run too.
+    // No idle CPU at all at a check, and no short task to count idle:
+    // that ends the run too.
     let full: Vec<u32> = (0..8).filter(|&c| c != 4).collect();
     assert_eq!(s.hold(4, &full, &[], LAST_WAIT).seen, 0);
     // Uneven at CADENCE_MOVE_CONFIRM checks in a row: it moves.
