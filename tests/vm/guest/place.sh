@@ -56,20 +56,18 @@ case_place_natural_topology() {
 	stop_sched
 }
 
-# Issue 15: CPU-bound tasks stay spread while short tasks come and go. Four
-# CPU-bound tasks on QEMU's SMT4 cores, with short commands forked beside
-# them 30 times a second from three shells (place_sample.py --churn): they
-# must be split 2 and 2 in at least 90% of the samples, and scx_cadence's
-# own counters (the `tasks` iterator) may see them move to another small or
-# big core at most 5 times in the run. Measured before the hold counted only
-# lasting load and kept a task preempted by the stopper or a short task on
-# its CPU: 10-21 such moves per run, 55-89% of samples split evenly.
-case_place_spread_holds_under_churn() {
-	local out=$VM_OUT/place.churn.json
-	start_sched "$VM_OUT/place_churn.sched.log" || return 1
-	python3 "$GUEST/place_sample.py" 4 $PLACE_SECONDS "0-3/4-7" --churn 30 >"$out" ||
+# churn_case NAME WHAT [SAMPLER_ARGS...]: four CPU-bound tasks on QEMU's
+# SMT4 cores beside 30 forks a second (place_sample.py --churn, with
+# SAMPLER_ARGS); at least 20 forks a second achieved, the tasks split 2
+# and 2 in at least 90% of the samples, at most 5 moves across small or
+# big cores in them. NAME names the output files, WHAT the failure.
+churn_case() {
+	local name=$1 what=$2 out=$VM_OUT/place.$1.json
+	shift 2
+	start_sched "$VM_OUT/place_$name.sched.log" || return 1
+	python3 "$GUEST/place_sample.py" 4 $PLACE_SECONDS "0-3/4-7" --churn 30 "$@" >"$out" ||
 		fail "the sampler failed" || return 1
-	python3 - "$out" <<-'PY' || fail "the tasks did not stay spread (see above)" || return 1
+	python3 - "$out" <<-'PY' || fail "$what (see above)" || return 1
 		import json, sys
 		d = json.load(open(sys.argv[1]))
 		m = d["cadence_moves"]
@@ -81,6 +79,18 @@ case_place_spread_holds_under_churn() {
 		assert moves <= 5, "moved across small or big cores more than 5 times"
 	PY
 	stop_sched
+}
+
+# Issue 15: CPU-bound tasks stay spread while short tasks come and go. Four
+# CPU-bound tasks on QEMU's SMT4 cores, with short commands forked beside
+# them 30 times a second from three shells (place_sample.py --churn): they
+# must be split 2 and 2 in at least 90% of the samples, and scx_cadence's
+# own counters (the `tasks` iterator) may see them move to another small or
+# big core at most 5 times in the run. Measured before the hold counted only
+# lasting load and kept a task preempted by the stopper or a short task on
+# its CPU: 10-21 such moves per run, 55-89% of samples split evenly.
+case_place_spread_holds_under_churn() {
+	churn_case churn "the tasks did not stay spread"
 }
 
 # Issue 15's hold must also undo an uneven split while short tasks come
@@ -95,22 +105,7 @@ case_place_spread_holds_under_churn() {
 # the run of 8, and a 3/1 split stayed for the whole run (95% of CI's
 # samples at 2d3c33c; here 100%, 0 moves).
 case_place_split_undone_under_churn() {
-	local out=$VM_OUT/place.split.json
-	start_sched "$VM_OUT/place_split.sched.log" || return 1
-	python3 "$GUEST/place_sample.py" 4 $PLACE_SECONDS "0-3/4-7" --churn 30 --from 0,1,2,4 >"$out" ||
-		fail "the sampler failed" || return 1
-	python3 - "$out" <<-'PY' || fail "the split was not undone (see above)" || return 1
-		import json, sys
-		d = json.load(open(sys.argv[1]))
-		m = d["cadence_moves"]
-		moves = m["small"] + m["big"]
-		print(f"even {d['share']:.0%} of {d['samples']} samples {d['distributions']}, "
-		      f"moves {moves} {m}, {d['migrations_per_s']} migrations/s, {d['forks_per_s']} forks/s")
-		assert d["forks_per_s"] >= 20, "fewer than 20 forks a second"
-		assert d["share"] >= 0.9, "split evenly in less than 90% of the samples"
-		assert moves <= 5, "moved across small or big cores more than 5 times"
-	PY
-	stop_sched
+	churn_case split "the split was not undone" --from 0,1,2,4
 }
 
 # A topology file that names an unknown CPU, overlaps, or has a small core
