@@ -263,6 +263,14 @@ struct task_ctx {
 	 */
 	bool stay_home;
 	/*
+	 * A CPU-bound task (place.bpf.h, hold_busy()) queued in @held_cpu's
+	 * own queue to hold that CPU (enqueue()'s hold path, hold_taken();
+	 * cleared when it runs or is queued anew): it went behind the tasks
+	 * waiting there (main.bpf.c, note_queued()).
+	 */
+	bool held;
+	s32 held_cpu;
+	/*
 	 * When it was last queued in a DSQ, ns (scx_bpf_now()), and its
 	 * deadline then in the frame of its CPU's LLC queue: @deadline moved
 	 * by the difference of the two frontiers, as rebase_vtime() moves a

@@ -158,14 +158,36 @@ static __always_inline bool kick_idle_for(const struct task_struct *p)
 }
 
 /*
+ * A key just behind that of the last task waiting in @dsq, or @key if
+ * that is later or @dsq is empty.
+ */
+static __always_inline u64 key_behind_tail(u64 dsq, u64 key)
+{
+	struct task_struct *p;
+
+	bpf_for_each (scx_dsq, p, dsq, SCX_DSQ_ITER_REV) {
+		if (!vtime_before(p->scx.dsq_vtime, key))
+			key = p->scx.dsq_vtime + 1;
+		break;
+	}
+	return key;
+}
+
+/*
  * @tctx's task, with its deadline set, goes into @dsq now: note when, and
  * its deadline in the frame of its CPU's LLC queue (task_ctx.llc_deadline).
+ * A CPU-bound task holding its CPU (task_ctx.held) goes behind the tasks
+ * already waiting there, as they waited for that CPU before it was put back:
+ * ordered by deadline among them, a CPU-bound task put back ran before the
+ * pinned periodic thread it had kept waiting (cyclictest under CPU hogs).
  * Not inlined: enqueue()'s stack, as mark_sync_wake().
  */
 static __noinline void note_queued(struct task_ctx *tctx, u64 dsq)
 {
 	if (!tctx)
 		return;
+	if (tctx->held)
+		tctx->deadline = key_behind_tail(dsq, tctx->deadline);
 	tctx->queued_at = scx_bpf_now();
 	tctx->llc_deadline = tctx->deadline;
 	if (dsq < CADENCE_MAX_CPUS)
@@ -229,6 +251,8 @@ void BPF_STRUCT_OPS(cadence_enqueue, struct task_struct *p, u64 enq_flags)
 	}
 
 	policy_snapshot(&pol);
+	/* Only the hold path below queues it as holding its CPU. */
+	hold_release(tctx);
 	/*
 	 * Sent to the waker's CPU by select_cpu(), where a task waits: it
 	 * joins that CPU's own queue by deadline (queue_on_cpu()); no other
@@ -262,8 +286,12 @@ void BPF_STRUCT_OPS(cadence_enqueue, struct task_struct *p, u64 enq_flags)
 		 */
 		if ((cpu == -EAGAIN ||
 		     (cpu < 0 && tctx->stay_home && pol.place_hold && scx_bpf_task_running(p))) &&
-		    hold_has_room(prev) && bpf_cpumask_test_cpu(prev, p->cpus_ptr)) {
-			queue_on_cpu(&pol, p, tctx, prev, enq_flags);
+		    hold_has_room(prev, tctx) && bpf_cpumask_test_cpu(prev, p->cpus_ptr)) {
+			tctx->held = hold_busy(tctx);
+			if (queue_on_cpu(&pol, p, tctx, prev, enq_flags))
+				tctx->held = false;
+			else if (tctx->held)
+				hold_taken(tctx, prev);
 			stat_inc(enq_stay);
 			return;
 		}
@@ -659,6 +687,7 @@ void BPF_STRUCT_OPS(cadence_running, struct task_struct *p)
 	 * to whichever CPU freed first (traced in the bench's churn runs).
 	 */
 	tctx->stay_home = true;
+	hold_release(tctx);
 	/* Taken from a queue: the queue's frontier follows it (fair.bpf.h). */
 	if (tctx->queued) {
 		advance_frontier(tctx->queue, tctx->vtime);

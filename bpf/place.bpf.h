@@ -467,18 +467,87 @@ static __always_inline s32 pick_idle_cpu(const struct cadence_policy *pol, struc
 }
 
 /*
- * Whether a task may hold @cpu (wait in its own DSQ for it, enqueue()):
- * only while no other task waits there. A held task then runs at that
- * CPU's next slice end, as a preempted task runs next on its runqueue in
- * the fair class. Without this bound, short tasks displaced by shorter ones
- * piled up on one CPU (76 in one own DSQ under stress-ng's sleep stressor),
- * where only that CPU serves them, between turns it gives its LLC's queue,
- * and they waited over 10 s: one was the task an RCU grace period waited
- * for, and the kernel saw an RCU stall at 21 s.
+ * CPU-bound tasks queued in each CPU's own DSQ to hold it (task_ctx.held),
+ * by CPU: 0 or 1 (hold_has_room()). Counted up by enqueue(), down when
+ * such a task runs or is queued again (hold_release()); set to 0 whenever
+ * the DSQ is seen empty, so a count a path missed (a held task that
+ * exited) does not last.
  */
-static __always_inline bool hold_has_room(s32 cpu)
+static s32 held_queued[CADENCE_MAX_CPUS];
+
+/*
+ * Util (of 1024) from which a lasting task counts as CPU-bound for
+ * hold_has_room(): it has kept a CPU busy at least half the time. CPU-bound
+ * tasks beside churn reach about 1000; hackbench's 80 tasks on 4 CPUs,
+ * lasting too under that overload, stay near 1024 * 4 / 80.
+ */
+#define CADENCE_HOLD_BUSY_UTIL 512
+
+/*
+ * Whether @tctx's task is CPU-bound for the hold: lasting (runs_lasting())
+ * with util at least CADENCE_HOLD_BUSY_UTIL. Only such a task holds its
+ * CPU as task_ctx.held says.
+ */
+static __always_inline bool hold_busy(const struct task_ctx *tctx)
 {
-	return scx_bpf_dsq_nr_queued(cpu_dsq(cpu)) <= 0;
+	return hold_util(tctx) >= CADENCE_HOLD_BUSY_UTIL &&
+	       runs_lasting(tctx->awake_since, scx_bpf_now());
+}
+
+/*
+ * Whether @tctx's task may hold @cpu (wait in its own DSQ for it,
+ * enqueue()): only while no other task waits there, or, for a CPU-bound
+ * task (hold_busy()), while no other CPU-bound task holds it there. A
+ * CPU-bound task that holds it (task_ctx.held) goes behind the tasks
+ * already waiting there (main.bpf.c, note_queued()); another task waits
+ * there by deadline. Either then runs when its turn comes by deadline
+ * against the LLC queue's head (deadline.bpf.h, own_head_first()).
+ *
+ * Without a bound, short tasks displaced by shorter ones piled up on one
+ * CPU (76 in one own DSQ under stress-ng's sleep stressor), where only
+ * that CPU serves them, between turns it gives its LLC's queue, and they
+ * waited over 10 s: one was the task an RCU grace period waited for, and
+ * the kernel saw an RCU stall at 21 s.
+ *
+ * Pinned tasks waiting there do not take a CPU-bound task's room. When
+ * they did, one put back while a kworker, a pinned task or a sync wake-up
+ * waited went to the LLC queue and to whichever CPU freed first: with a
+ * periodic task pinned to each CPU beside 4 CPU-bound tasks and churn,
+ * 11-29 moves in 10 s, 5-11 of them across big cores, in 4 runs
+ * (case_place_spread_holds_beside_pinned_sleepers); in the churn case
+ * alone, 7 in 8 runs, traced to tasks put back with a task in their CPU's
+ * own DSQ. Other tasks keep the stricter bound: held beside pinned
+ * waiters too (in a build that also ran a held head before later LLC
+ * tasks), hackbench's tasks (lasting as well under that overload, but near
+ * util 50) made a pinned cyclictest thread wait behind them, its mean
+ * wake-up latency beside steady hackbench 1.2-2.7x that with the stricter
+ * bound, per round (docs/benchmarks.md).
+ */
+static __always_inline bool hold_has_room(s32 cpu, const struct task_ctx *tctx)
+{
+	u32 idx = cpu_index(cpu);
+
+	if (scx_bpf_dsq_nr_queued(cpu_dsq(cpu)) <= 0) {
+		held_queued[idx] = 0;
+		return true;
+	}
+	return held_queued[idx] <= 0 && hold_busy(tctx);
+}
+
+/* @tctx's task, queued to hold @cpu (task_ctx.held), was queued there. */
+static __always_inline void hold_taken(struct task_ctx *tctx, s32 cpu)
+{
+	tctx->held_cpu = cpu;
+	__sync_fetch_and_add(&held_queued[cpu_index(cpu)], 1);
+}
+
+/* @tctx's task no longer waits to hold its CPU: it runs or is queued anew. */
+static __always_inline void hold_release(struct task_ctx *tctx)
+{
+	if (!tctx->held)
+		return;
+	tctx->held = false;
+	__sync_fetch_and_sub(&held_queued[cpu_index(tctx->held_cpu)], 1);
 }
 
 /*
