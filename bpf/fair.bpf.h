@@ -265,8 +265,8 @@ struct task_ctx {
 	/*
 	 * A CPU-bound task (place.bpf.h, hold_busy()) queued in @held_cpu's
 	 * own queue to hold that CPU (enqueue()'s hold path, hold_taken();
-	 * cleared when it runs or is queued anew): it went behind the tasks
-	 * waiting there (main.bpf.c, note_queued()).
+	 * cleared when it leaves that queue, hold_release()): it went behind
+	 * the tasks waiting there (main.bpf.c, note_queued()).
 	 */
 	bool held;
 	s32 held_cpu;

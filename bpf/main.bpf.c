@@ -281,7 +281,8 @@ void BPF_STRUCT_OPS(cadence_enqueue, struct task_struct *p, u64 enq_flags)
 		 * runs, by a higher class or a short task, with no move worth
 		 * it; task_ctx.stay_home): it waits for that CPU, and no other
 		 * CPU is kicked to take it. Only while nothing else waits
-		 * there (hold_has_room()) and it may still run there; else it
+		 * there, or no other CPU-bound task holds it for a CPU-bound
+		 * one (hold_has_room()), and it may still run there; else it
 		 * queues in its LLC like any task.
 		 */
 		if ((cpu == -EAGAIN ||
@@ -432,8 +433,8 @@ static __always_inline bool defer_head_to_idle(const struct queue_head *q)
 /*
  * Tasks of a CPU's own queue looked at for one that waited too long, from
  * the back, where the tasks furthest ahead of the queue's frontier wait for
- * it to drift to them: own queues hold pinned tasks and at most one holding
- * its CPU, rarely more than a few.
+ * it to drift to them: own queues hold pinned tasks, sync wake-ups and
+ * tasks holding their CPU (at most one CPU-bound), rarely more than a few.
  */
 #define CADENCE_STARVE_SCAN 32
 
@@ -726,6 +727,8 @@ void BPF_STRUCT_OPS(cadence_quiescent, struct task_struct *p, u64 deq_flags)
 	if (!tctx)
 		return;
 	uncount_weight(tctx);
+	/* Dequeued while it held its CPU: it holds it no more. */
+	hold_release(tctx);
 	/* util_est learns from sleeps only (SCX_DEQ_SLEEP). */
 	util_quiescent(p, tctx, deq_flags);
 }

@@ -468,10 +468,14 @@ static __always_inline s32 pick_idle_cpu(const struct cadence_policy *pol, struc
 
 /*
  * CPU-bound tasks queued in each CPU's own DSQ to hold it (task_ctx.held),
- * by CPU: 0 or 1 (hold_has_room()). Counted up by enqueue(), down when
- * such a task runs or is queued again (hold_release()); set to 0 whenever
- * the DSQ is seen empty, so a count a path missed (a held task that
- * exited) does not last.
+ * by CPU (hold_has_room()). Counted up by enqueue(), down when such a task
+ * leaves that DSQ (hold_release()): it runs (running()), is queued again
+ * (enqueue(), a migration included), or is dequeued otherwise
+ * (quiescent(): the kernel calls it at every dequeue but a migration's, an
+ * exit or a switch to another class included). Only its own CPU takes it
+ * from that DSQ. A reset whenever the DSQ was seen empty raced with a held
+ * task just taken from it and not yet running, and let two CPU-bound tasks
+ * hold one CPU (review of 68da421).
  */
 static s32 held_queued[CADENCE_MAX_CPUS];
 
@@ -509,15 +513,15 @@ static __always_inline bool hold_busy(const struct task_ctx *tctx)
  * waited over 10 s: one was the task an RCU grace period waited for, and
  * the kernel saw an RCU stall at 21 s.
  *
- * Pinned tasks waiting there do not take a CPU-bound task's room. When
- * they did, one put back while a kworker, a pinned task or a sync wake-up
- * waited went to the LLC queue and to whichever CPU freed first: with a
- * periodic task pinned to each CPU beside 4 CPU-bound tasks and churn,
- * 11-29 moves in 10 s, 5-11 of them across big cores, in 4 runs
- * (case_place_spread_holds_beside_pinned_sleepers); in the churn case
- * alone, 7 in 8 runs, traced to tasks put back with a task in their CPU's
- * own DSQ. Other tasks keep the stricter bound: held beside pinned
- * waiters too (in a build that also ran a held head before later LLC
+ * Tasks waiting there, but for a CPU-bound one that holds it, do not take a
+ * CPU-bound task's room. When they did, one put back while a kworker, a
+ * pinned task or a sync wake-up waited went to the LLC queue and to
+ * whichever CPU freed first: with a periodic task pinned to each CPU beside
+ * 4 CPU-bound tasks and churn, 11-29 moves in 10 s, 5-11 of them across big
+ * cores, in 4 runs (case_place_spread_holds_beside_pinned_sleepers); in the
+ * churn case alone, 7 in 8 runs, traced to tasks put back with a task in
+ * their CPU's own DSQ. Other tasks keep the stricter bound: held beside
+ * pinned waiters too (in a build that also ran a held head before later LLC
  * tasks), hackbench's tasks (lasting as well under that overload, but near
  * util 50) made a pinned cyclictest thread wait behind them, its mean
  * wake-up latency beside steady hackbench 1.2-2.7x that with the stricter
@@ -525,13 +529,8 @@ static __always_inline bool hold_busy(const struct task_ctx *tctx)
  */
 static __always_inline bool hold_has_room(s32 cpu, const struct task_ctx *tctx)
 {
-	u32 idx = cpu_index(cpu);
-
-	if (scx_bpf_dsq_nr_queued(cpu_dsq(cpu)) <= 0) {
-		held_queued[idx] = 0;
-		return true;
-	}
-	return held_queued[idx] <= 0 && hold_busy(tctx);
+	return scx_bpf_dsq_nr_queued(cpu_dsq(cpu)) <= 0 ||
+	       (held_queued[cpu_index(cpu)] <= 0 && hold_busy(tctx));
 }
 
 /* @tctx's task, queued to hold @cpu (task_ctx.held), was queued there. */
@@ -541,7 +540,7 @@ static __always_inline void hold_taken(struct task_ctx *tctx, s32 cpu)
 	__sync_fetch_and_add(&held_queued[cpu_index(cpu)], 1);
 }
 
-/* @tctx's task no longer waits to hold its CPU: it runs or is queued anew. */
+/* @tctx's task no longer waits to hold its CPU: it runs, is queued anew or dequeued. */
 static __always_inline void hold_release(struct task_ctx *tctx)
 {
 	if (!tctx->held)
