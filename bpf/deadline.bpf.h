@@ -158,6 +158,49 @@ static __always_inline u32 wakeup_preempt_verdict(const struct cadence_preempt_i
 }
 
 /*
+ * How many times the policy's wake-up lag (slice_lag_ns) a task pinned to
+ * one CPU may keep: 2, EEVDF's own bound on any task's lag, two slices
+ * (fair.c's update_entity_lag(): max(2 * slice, TICK_NSEC)), where the
+ * presets' wake-up lag is one slice. See wake_lag().
+ */
+#define CADENCE_PINNED_WAKE_LAGS 2
+
+/*
+ * The lag a task goes to sleep with: how far behind its queue's frontier
+ * @frontier its @vtime is, 0 if level with it or ahead (fair.c keeps a
+ * negative lag too; here a task ahead simply keeps its vtime, and
+ * clamp_leading_vtime() bounds it). Signed: right across wrap-around.
+ */
+static __always_inline u64 lag_at_sleep(u64 vtime, u64 frontier)
+{
+	s64 lag = (s64)(frontier - vtime);
+
+	return lag > 0 ? lag : 0;
+}
+
+/*
+ * How far behind its queue's frontier a task may start when it wakes, as
+ * fair.c's place_entity() keeps the lag a sleeper had (PLACE_LAG): the
+ * lag it went to sleep with, @sleep_lag, at most the policy's @policy_lag.
+ * Not for a task @pinned to one CPU: its frontier is its CPU's own queue's,
+ * which moves only while pinned tasks run there, not with the LLC's tasks
+ * that share the CPU, so its lag against what it competes with is not
+ * known. A pinned task that sleeps most of the time (cyclictest's threads,
+ * per-CPU agents) would, in EEVDF, keep the most lag allowed, and it may
+ * start CADENCE_PINNED_WAKE_LAGS times @policy_lag behind. Measured beside
+ * steady hackbench: with every sleeper lifted to @policy_lag behind, a
+ * pinned thread's deadline came in wake-up order among hackbench's 80
+ * tasks, and its mean wait was 3.6-3.8x EEVDF's; with this, 2.2-2.8x
+ * (two A/Bs, docs/benchmarks.md).
+ */
+static __always_inline u64 wake_lag(u64 sleep_lag, u64 policy_lag, bool pinned)
+{
+	if (pinned)
+		return CADENCE_PINNED_WAKE_LAGS * policy_lag;
+	return sleep_lag < policy_lag ? sleep_lag : policy_lag;
+}
+
+/*
  * Longest the head of one of a CPU's two queues is held back by earlier
  * deadlines in the other before the one queued first runs first: 50 ms.
  * Well above the median wait of hackbench's wake-ups in the test VM under

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Test-only BPF object: a SEC("syscall") program that runs deadline.bpf.h,
- * the scheduler's virtual deadline, eligibility and wake-up preemption
- * decision, on inputs from user space through BPF_PROG_TEST_RUN. It needs
- * no sched_ext; src/latency/bpf_tests.rs compares every result with the
- * Rust reference of kernel/sched/fair.c (src/latency/reference.rs).
+ * the scheduler's virtual deadline, eligibility, wake-up preemption
+ * decision and the lag a sleeper keeps, on inputs from user space
+ * through BPF_PROG_TEST_RUN. It needs no sched_ext;
+ * src/latency/bpf_tests.rs compares every result with the Rust reference
+ * of kernel/sched/fair.c (src/latency/reference.rs).
  */
 /* Not scx/common.bpf.h: these tests must load on hosts without sched_ext. */
 #include <vmlinux.h>
@@ -31,5 +32,7 @@ int deadline_run(struct cadence_deadline_test *ctx)
 	ctx->eligible = vtime_eligible(w->vtime, w->frontier);
 	ctx->verdict = wakeup_preempt_verdict(&w->preempt);
 	ctx->own_first = own_head_first(&w->own, &w->llc, w->now);
+	ctx->sleep_lag = lag_at_sleep(w->vtime, w->frontier);
+	ctx->wake_lag = wake_lag(ctx->sleep_lag, w->policy_lag, w->pinned);
 	return 0;
 }

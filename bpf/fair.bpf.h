@@ -47,8 +47,12 @@
  * bounded both ways around that queue's frontier at every wake-up, at every
  * enqueue (relative to the queue it goes into), and whenever a CPU weighs
  * letting its task run on (a task woken onto an idle CPU was never queued):
- *   - no task wakes more than slice_lag_ns behind the frontier, so
- *     sleeping banks no more than one lag's worth of priority;
+ *   - a task wakes as far behind the frontier as it went to sleep, as
+ *     EEVDF keeps a sleeper's lag, and no further than slice_lag_ns, so
+ *     sleeping banks no priority and a task that ran its share before
+ *     it slept does not wake ahead of one that did not; a task pinned to
+ *     one CPU, whose lag against its CPU's other tasks is not known,
+ *     wakes twice slice_lag_ns behind (deadline.bpf.h, wake_lag());
  *   - no task that stays runnable falls further behind it than it may lead
  *     it (the next bound), as EEVDF bounds lag symmetrically. Waiting in a
  *     queue puts a task behind a frontier that drifts with the weighted
@@ -298,6 +302,11 @@ struct task_ctx {
 	 * it. Cleared when the task runs.
 	 */
 	bool sync_no_preempt;
+	/*
+	 * The lag it went to sleep with (deadline.bpf.h, lag_at_sleep()):
+	 * how far behind its queue's frontier its next wake-up may start it.
+	 */
+	u64 sleep_lag;
 };
 
 struct {
@@ -515,16 +524,26 @@ static __always_inline void rebase_vtime(const struct task_struct *p, struct tas
 static __always_inline bool bound_lag(const struct cadence_policy *pol, const struct task_struct *p,
 				      struct task_ctx *tctx, bool waking)
 {
-	u64 front;
+	u64 front, lag;
 	bool lifted;
 
 	if (tctx->queue == CADENCE_NO_QUEUE)
 		return false;
 	front = frontier(tctx->queue);
-	lifted = clamp_lagging_vtime(
-		tctx, front, waking ? pol->slice_lag_ns : runnable_lag(pol, task_weight(p)));
+	if (waking)
+		lag = wake_lag(tctx->sleep_lag, pol->slice_lag_ns, p->nr_cpus_allowed == 1);
+	else
+		lag = runnable_lag(pol, task_weight(p));
+	lifted = clamp_lagging_vtime(tctx, front, lag);
 	clamp_leading_vtime(pol, p, tctx, front);
 	return lifted;
+}
+
+/* @tctx's task goes to sleep: note the lag its next wake-up may keep. */
+static __always_inline void note_sleep_lag(struct task_ctx *tctx)
+{
+	if (tctx->queue != CADENCE_NO_QUEUE)
+		tctx->sleep_lag = lag_at_sleep(tctx->vtime, frontier(tctx->queue));
 }
 
 /*

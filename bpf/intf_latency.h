@@ -70,11 +70,19 @@ struct cadence_deadline_test {
 	struct cadence_queue_head_order own;
 	struct cadence_queue_head_order llc;
 	u64 now;
+	/*
+	 * lag_at_sleep() of @vtime against @frontier, and wake_lag() of that
+	 * with this policy lag, for a task pinned or not.
+	 */
+	u64 policy_lag;
+	u32 pinned;
 	/* Out. */
 	u64 deadline;
 	u32 eligible;
 	u32 verdict;
 	u32 own_first;
+	u64 sleep_lag;
+	u64 wake_lag;
 };
 
 #endif /* __CADENCE_INTF_LATENCY_H */

@@ -61,8 +61,8 @@
 #include "policy.bpf.h"
 #include "weight.bpf.h"
 #include "topo.bpf.h"
-#include "fair.bpf.h"
 #include "deadline.bpf.h"
+#include "fair.bpf.h"
 #include "latency.bpf.h"
 #include "place.bpf.h"
 #include "migrate.bpf.h"
@@ -729,6 +729,9 @@ void BPF_STRUCT_OPS(cadence_quiescent, struct task_struct *p, u64 deq_flags)
 	uncount_weight(tctx);
 	/* Dequeued while it held its CPU: it holds it no more. */
 	hold_release(tctx);
+	/* Its lag now is what its next wake-up keeps (bound_lag()). */
+	if (deq_flags & SCX_DEQ_SLEEP)
+		note_sleep_lag(tctx);
 	/* util_est learns from sleeps only (SCX_DEQ_SLEEP). */
 	util_quiescent(p, tctx, deq_flags);
 }

@@ -430,3 +430,69 @@ fn cross_queue_order_matches_the_rule_on_random_inputs() {
         );
     }
 }
+
+/// lag_at_sleep() of @vtime against @frontier and wake_lag() of it.
+fn lags(
+    s: &skel::DeadlineTestSkel<'static>,
+    vtime: u64,
+    frontier: u64,
+    policy_lag: u64,
+    pinned: bool,
+) -> (u64, u64) {
+    // SAFETY: plain-data struct from bindgen; all zeroes is valid.
+    let mut ctx: bpf_intf::cadence_deadline_test = unsafe { std::mem::zeroed() };
+    ctx.vtime = vtime;
+    ctx.frontier = frontier;
+    ctx.policy_lag = policy_lag;
+    ctx.pinned = u32::from(pinned);
+    ctx.wake_lag = u64::MAX;
+    run_ctx(s, &mut ctx);
+    (ctx.sleep_lag, ctx.wake_lag)
+}
+
+#[test]
+fn a_sleeper_keeps_its_lag_and_a_pinned_one_keeps_two_slices() {
+    let Some(s) = program() else { return };
+    let (f, lag) = (5_000 * MS, 3 * MS);
+    // hackbench's tasks run until they block: one that went to sleep 0.4 ms
+    // behind its frontier wakes 0.4 ms behind it, not 3 ms.
+    assert_eq!(
+        lags(&s, f - 4 * MS / 10, f, lag, false),
+        (4 * MS / 10, 4 * MS / 10)
+    );
+    // One that waited long keeps no more than slice.lag_us.
+    assert_eq!(lags(&s, f - 5 * MS, f, lag, false), (5 * MS, lag));
+    // Level with it or ahead: nothing.
+    assert_eq!(lags(&s, f, f, lag, false), (0, 0));
+    assert_eq!(lags(&s, f + MS, f, lag, false), (0, 0));
+    // A pinned task keeps fair.c's bound for the balanced preset's 3 ms
+    // slice (slice.lag_us is one slice there) whatever it slept with.
+    assert_eq!(
+        lags(&s, f + MS, f, lag, true).1,
+        reference::lag_limit(3 * MS)
+    );
+    assert_eq!(lags(&s, f - 9 * MS, f, lag, true).1, 6 * MS);
+    // slice.lag_us = 0 gives no sleeper any lag, pinned or not.
+    assert_eq!(lags(&s, f - 9 * MS, f, 0, true).1, 0);
+    assert_eq!(lags(&s, f - 9 * MS, f, 0, false).1, 0);
+}
+
+#[test]
+fn sleep_lags_match_place_entity_on_random_inputs() {
+    let Some(s) = program() else { return };
+    let mut rng = Rng(0x51ee_91a6);
+    for _ in 0..5_000 {
+        // Frontiers anywhere in the u64 range, vtimes within 40 ms of them
+        // either way, so that wrap-around is crossed.
+        let f = rng.next();
+        let v = f.wrapping_add(rng.below(80 * MS)).wrapping_sub(40 * MS);
+        let lag = rng.below(10 * MS);
+        let pinned = rng.below(4) == 0;
+        let (_, got) = lags(&s, v, f, lag, pinned);
+        assert_eq!(
+            got,
+            reference::wake_lag(v, f, lag, pinned),
+            "vtime {v} frontier {f} lag {lag} pinned {pinned}"
+        );
+    }
+}

@@ -153,3 +153,27 @@ pub fn preempt_verdict(at: &PreemptAt) -> Verdict {
         Verdict::Yes
     }
 }
+
+/// fair.c's bound on any entity's lag, update_entity_lag()'s limit, for a
+/// nice-0 entity: max(2 * slice, TICK_NSEC), here with HZ=250's tick.
+pub fn lag_limit(slice: u64) -> u64 {
+    const TICK_NSEC: u64 = 4_000_000;
+    (2 * slice).max(TICK_NSEC)
+}
+
+/// The lag a sleeper keeps and starts behind V with when it wakes:
+/// update_entity_lag() notes vlag = V - v_i at dequeue (V the queue's
+/// average vruntime, here its frontier), and place_entity() puts the
+/// entity back at V - vlag (PLACE_LAG). As scx_cadence bounds it: a task
+/// ahead of V keeps nothing (fair.c keeps the negative lag), one behind
+/// keeps at most @policy_lag, and a task pinned to one CPU, whose lag
+/// against its CPU is not known, keeps @policy_lag twice whatever it had:
+/// fair.c's limit when @policy_lag is one slice. Wrapping vtimes compare as
+/// signed differences, as the kernel's do.
+pub fn wake_lag(vruntime: u64, v: u64, policy_lag: u64, pinned: bool) -> u64 {
+    if pinned {
+        return 2 * policy_lag;
+    }
+    let vlag = i128::from(v.wrapping_sub(vruntime) as i64);
+    vlag.clamp(0, i128::from(policy_lag)) as u64
+}

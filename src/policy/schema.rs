@@ -69,7 +69,7 @@ pub const FIELDS: &[Field] = &[
             max: 1_000_000,
             unit: "microseconds",
         },
-        doc: "Most virtual time a waking task may start behind the frontier",
+        doc: "Most lag a sleeper keeps when it wakes (twice for a task pinned to one CPU)",
     },
     Field {
         key: "latency.wakeup_preempt",
