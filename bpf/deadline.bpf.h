@@ -159,9 +159,12 @@ static __always_inline u32 wakeup_preempt_verdict(const struct cadence_preempt_i
 
 /*
  * How many times the policy's wake-up lag (slice_lag_ns) a task pinned to
- * one CPU may keep: 2, EEVDF's own bound on any task's lag, two slices
- * (fair.c's update_entity_lag(): max(2 * slice, TICK_NSEC)), where the
- * presets' wake-up lag is one slice. See wake_lag().
+ * one CPU may wake behind its frontier: 2. With 1, what every sleeper had
+ * before, a pinned cyclictest thread woke level with the LLC's sleepers
+ * and came in wake-up order among them (docs/benchmarks.md); with 2 it
+ * is ahead of every one that woke up to one lag before it. For scale,
+ * fair.c bounds a nice-0 task's kept lag at two slices
+ * (update_entity_lag(): max(2 * slice, TICK_NSEC)). See wake_lag().
  */
 #define CADENCE_PINNED_WAKE_LAGS 2
 
@@ -179,25 +182,47 @@ static __always_inline u64 lag_at_sleep(u64 vtime, u64 frontier)
 }
 
 /*
- * How far behind its queue's frontier a task may start when it wakes, as
- * fair.c's place_entity() keeps the lag a sleeper had (PLACE_LAG): the
- * lag it went to sleep with, @sleep_lag, at most the policy's @policy_lag.
- * Not for a task @pinned to one CPU: its frontier is its CPU's own queue's,
- * which moves only while pinned tasks run there, not with the LLC's tasks
- * that share the CPU, so its lag against what it competes with is not
- * known. A pinned task that sleeps most of the time (cyclictest's threads,
- * per-CPU agents) would, in EEVDF, keep the most lag allowed, and it may
- * start CADENCE_PINNED_WAKE_LAGS times @policy_lag behind. Measured beside
- * steady hackbench: with every sleeper lifted to @policy_lag behind, a
- * pinned thread's deadline came in wake-up order among hackbench's 80
- * tasks, and its mean wait was 3.6-3.8x EEVDF's; with this, 2.2-2.8x
- * (two A/Bs, docs/benchmarks.md).
+ * How far behind its queue's frontier a waking task may start
+ * (lift_behind() lifts it to there if it is further behind). A task that
+ * may run on several CPUs keeps the lag it went to sleep with,
+ * @sleep_lag, at most the policy's @policy_lag, as fair.c's
+ * place_entity() puts a sleeper back at V - vlag (PLACE_LAG): no credit
+ * for the sleep itself. A task @pinned to one CPU gets CFS's sleeper
+ * credit instead (before EEVDF: max(vruntime, min_vruntime - thresh)):
+ * the whole sleep, up to CADENCE_PINNED_WAKE_LAGS times @policy_lag. Its
+ * frontier is its CPU's own queue's, which moves only while tasks queued
+ * there run (pinned ones, sync wake-ups, held tasks), not with the LLC
+ * tasks the CPU runs between them: its lag at sleep says little of how it
+ * stood against what it competes with. Measured beside steady hackbench:
+ * with every sleeper given @policy_lag of credit, a pinned thread's
+ * deadline came in wake-up order among hackbench's 80 tasks, and its mean
+ * wait was 3.6-3.8x EEVDF's; with this, 2.2-2.8x (two A/Bs,
+ * docs/benchmarks.md). The cost: a pinned task that sleeps up to
+ * 2 * @policy_lag beside a pinned CPU hog is credited its whole sleep, as
+ * under CFS, and takes more than half that CPU.
  */
 static __always_inline u64 wake_lag(u64 sleep_lag, u64 policy_lag, bool pinned)
 {
 	if (pinned)
 		return CADENCE_PINNED_WAKE_LAGS * policy_lag;
 	return sleep_lag < policy_lag ? sleep_lag : policy_lag;
+}
+
+/*
+ * Lift *@vtime to at most @lag behind its queue's @frontier (a waking
+ * task's with wake_lag()); true if it was further behind. In place: a
+ * returned copy cost enqueue()'s call chain 16 bytes of BPF stack, past
+ * the verifier's 512. Signed differences: right across wrap-around and
+ * near 0.
+ */
+static __always_inline bool lift_behind(u64 *vtime, u64 frontier, u64 lag)
+{
+	u64 floor = frontier - lag;
+
+	if ((s64)(*vtime - floor) >= 0)
+		return false;
+	*vtime = floor;
+	return true;
 }
 
 /*

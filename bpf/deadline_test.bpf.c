@@ -23,6 +23,7 @@ SEC("syscall")
 int deadline_run(struct cadence_deadline_test *ctx)
 {
 	struct cadence_deadline_test *w = &deadline_work;
+	u64 vtime;
 
 	if (bpf_probe_read_kernel(w, sizeof(*w), ctx)) {
 		ctx->verdict = ~0U;
@@ -34,5 +35,8 @@ int deadline_run(struct cadence_deadline_test *ctx)
 	ctx->own_first = own_head_first(&w->own, &w->llc, w->now);
 	ctx->sleep_lag = lag_at_sleep(w->vtime, w->frontier);
 	ctx->wake_lag = wake_lag(ctx->sleep_lag, w->policy_lag, w->pinned);
+	vtime = w->vtime;
+	lift_behind(&vtime, w->wake_frontier, ctx->wake_lag);
+	ctx->woken_vtime = vtime;
 	return 0;
 }

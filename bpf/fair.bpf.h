@@ -47,12 +47,13 @@
  * bounded both ways around that queue's frontier at every wake-up, at every
  * enqueue (relative to the queue it goes into), and whenever a CPU weighs
  * letting its task run on (a task woken onto an idle CPU was never queued):
- *   - a task wakes as far behind the frontier as it went to sleep, as
- *     EEVDF keeps a sleeper's lag, and no further than slice_lag_ns, so
- *     sleeping banks no priority and a task that ran its share before
- *     it slept does not wake ahead of one that did not; a task pinned to
- *     one CPU, whose lag against its CPU's other tasks is not known,
- *     wakes twice slice_lag_ns behind (deadline.bpf.h, wake_lag());
+ *   - a task wakes no further behind the frontier than it went to sleep,
+ *     as EEVDF keeps a sleeper's lag, nor than slice_lag_ns: sleeping
+ *     banks no priority, and a task that ran its share before it slept
+ *     does not wake ahead of one that did not. A task pinned to one CPU,
+ *     whose own queue's frontier does not move with the LLC tasks it
+ *     competes with, gets CFS's sleeper credit instead: up to twice
+ *     slice_lag_ns behind (deadline.bpf.h, wake_lag());
  *   - no task that stays runnable falls further behind it than it may lead
  *     it (the next bound), as EEVDF bounds lag symmetrically. Waiting in a
  *     queue puts a task behind a frontier that drifts with the weighted
@@ -454,22 +455,6 @@ static __always_inline u64 runnable_lag(const struct cadence_policy *pol, u32 we
 }
 
 /*
- * Queue no task further behind @front than @lag; true if @tctx was behind
- * it and was lifted.
- */
-static __always_inline bool clamp_lagging_vtime(struct task_ctx *tctx, u64 front, u64 lag)
-{
-	/* Signed differences: right across wrap-around and near 0. */
-	u64 floor = front - lag;
-
-	if (vtime_before(tctx->vtime, floor)) {
-		tctx->vtime = floor;
-		return true;
-	}
-	return false;
-}
-
-/*
  * The vtime @dsq's frontier drifts in CADENCE_MAX_WAIT_NS while all its
  * CPUs run its tasks, of total weight at least @weight: a task this far
  * ahead of it waits about that long.
@@ -534,7 +519,7 @@ static __always_inline bool bound_lag(const struct cadence_policy *pol, const st
 		lag = wake_lag(tctx->sleep_lag, pol->slice_lag_ns, p->nr_cpus_allowed == 1);
 	else
 		lag = runnable_lag(pol, task_weight(p));
-	lifted = clamp_lagging_vtime(tctx, front, lag);
+	lifted = lift_behind(&tctx->vtime, front, lag);
 	clamp_leading_vtime(pol, p, tctx, front);
 	return lifted;
 }

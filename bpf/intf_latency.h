@@ -71,10 +71,12 @@ struct cadence_deadline_test {
 	struct cadence_queue_head_order llc;
 	u64 now;
 	/*
-	 * lag_at_sleep() of @vtime against @frontier, and wake_lag() of that
-	 * with this policy lag, for a task pinned or not.
+	 * lag_at_sleep() of @vtime against @frontier, wake_lag() of that with
+	 * this policy lag for a task pinned or not, and @vtime lifted by it
+	 * behind the frontier at wake-up (lift_behind()).
 	 */
 	u64 policy_lag;
+	u64 wake_frontier;
 	u32 pinned;
 	/* Out. */
 	u64 deadline;
@@ -83,6 +85,7 @@ struct cadence_deadline_test {
 	u32 own_first;
 	u64 sleep_lag;
 	u64 wake_lag;
+	u64 woken_vtime;
 };
 
 #endif /* __CADENCE_INTF_LATENCY_H */

@@ -431,68 +431,80 @@ fn cross_queue_order_matches_the_rule_on_random_inputs() {
     }
 }
 
-/// lag_at_sleep() of @vtime against @frontier and wake_lag() of it.
-fn lags(
+/// A task that went to sleep at @vtime with its queue's frontier at
+/// @frontier wakes with the frontier at @wake_frontier: lag_at_sleep(),
+/// wake_lag() and the vtime lift_behind() gives it.
+fn wake(
     s: &skel::DeadlineTestSkel<'static>,
     vtime: u64,
     frontier: u64,
+    wake_frontier: u64,
     policy_lag: u64,
     pinned: bool,
-) -> (u64, u64) {
+) -> (u64, u64, u64) {
     // SAFETY: plain-data struct from bindgen; all zeroes is valid.
     let mut ctx: bpf_intf::cadence_deadline_test = unsafe { std::mem::zeroed() };
     ctx.vtime = vtime;
     ctx.frontier = frontier;
+    ctx.wake_frontier = wake_frontier;
     ctx.policy_lag = policy_lag;
     ctx.pinned = u32::from(pinned);
     ctx.wake_lag = u64::MAX;
     run_ctx(s, &mut ctx);
-    (ctx.sleep_lag, ctx.wake_lag)
+    (ctx.sleep_lag, ctx.wake_lag, ctx.woken_vtime)
 }
 
 #[test]
-fn a_sleeper_keeps_its_lag_and_a_pinned_one_keeps_two_slices() {
+fn a_sleeper_keeps_its_lag_and_a_pinned_one_gets_sleeper_credit() {
     let Some(s) = program() else { return };
     let (f, lag) = (5_000 * MS, 3 * MS);
-    // hackbench's tasks run until they block: one that went to sleep 0.4 ms
-    // behind its frontier wakes 0.4 ms behind it, not 3 ms.
+    // A hackbench task went to sleep 0.4 ms behind its frontier; the
+    // frontier moved 5 ms while it slept. It wakes 0.4 ms behind the new
+    // frontier, as EEVDF puts it back at V - vlag: nothing for the sleep.
+    let v = f - 4 * MS / 10;
     assert_eq!(
-        lags(&s, f - 4 * MS / 10, f, lag, false),
-        (4 * MS / 10, 4 * MS / 10)
+        wake(&s, v, f, f + 5 * MS, lag, false),
+        (4 * MS / 10, 4 * MS / 10, f + 46 * MS / 10)
     );
     // One that waited long keeps no more than slice.lag_us.
-    assert_eq!(lags(&s, f - 5 * MS, f, lag, false), (5 * MS, lag));
-    // Level with it or ahead: nothing.
-    assert_eq!(lags(&s, f, f, lag, false), (0, 0));
-    assert_eq!(lags(&s, f + MS, f, lag, false), (0, 0));
-    // A pinned task keeps fair.c's bound for the balanced preset's 3 ms
-    // slice (slice.lag_us is one slice there) whatever it slept with.
     assert_eq!(
-        lags(&s, f + MS, f, lag, true).1,
-        reference::lag_limit(3 * MS)
+        wake(&s, f - 5 * MS, f, f + 5 * MS, lag, false),
+        (5 * MS, lag, f + 2 * MS)
     );
-    assert_eq!(lags(&s, f - 9 * MS, f, lag, true).1, 6 * MS);
-    // slice.lag_us = 0 gives no sleeper any lag, pinned or not.
-    assert_eq!(lags(&s, f - 9 * MS, f, 0, true).1, 0);
-    assert_eq!(lags(&s, f - 9 * MS, f, 0, false).1, 0);
+    // Level with it or ahead, it wakes level with the new frontier; one
+    // still ahead of the new frontier keeps its vtime.
+    assert_eq!(wake(&s, f, f, f + 5 * MS, lag, false).2, f + 5 * MS);
+    assert_eq!(
+        wake(&s, f + 8 * MS, f, f + 5 * MS, lag, false).2,
+        f + 8 * MS
+    );
+    // A pinned thread that went to sleep level is credited its sleep, as
+    // under CFS, up to twice slice.lag_us: 5 ms, then the 6 ms cap.
+    assert_eq!(wake(&s, f, f, f + 5 * MS, lag, true).2, f);
+    assert_eq!(wake(&s, f, f, f + 9 * MS, lag, true).2, f + 3 * MS);
+    // slice.lag_us = 0 gives no sleeper anything, pinned or not.
+    assert_eq!(wake(&s, f - MS, f, f + 9 * MS, 0, true).2, f + 9 * MS);
+    assert_eq!(wake(&s, f - MS, f, f + 9 * MS, 0, false).2, f + 9 * MS);
 }
 
 #[test]
-fn sleep_lags_match_place_entity_on_random_inputs() {
+fn woken_vtimes_match_both_kernels_placements_on_random_inputs() {
     let Some(s) = program() else { return };
     let mut rng = Rng(0x51ee_91a6);
     for _ in 0..5_000 {
-        // Frontiers anywhere in the u64 range, vtimes within 40 ms of them
-        // either way, so that wrap-around is crossed.
+        // Frontiers anywhere in the u64 range, so that wrap-around is
+        // crossed; vtimes within 40 ms of them either way; the frontier
+        // moves up to 20 ms while the task sleeps.
         let f = rng.next();
         let v = f.wrapping_add(rng.below(80 * MS)).wrapping_sub(40 * MS);
+        let f_wake = f.wrapping_add(rng.below(20 * MS));
         let lag = rng.below(10 * MS);
         let pinned = rng.below(4) == 0;
-        let (_, got) = lags(&s, v, f, lag, pinned);
+        let (_, _, got) = wake(&s, v, f, f_wake, lag, pinned);
         assert_eq!(
             got,
-            reference::wake_lag(v, f, lag, pinned),
-            "vtime {v} frontier {f} lag {lag} pinned {pinned}"
+            reference::woken_vruntime(v, f, f_wake, lag, pinned),
+            "vtime {v} frontier {f} then {f_wake} lag {lag} pinned {pinned}"
         );
     }
 }

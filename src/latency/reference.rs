@@ -154,26 +154,30 @@ pub fn preempt_verdict(at: &PreemptAt) -> Verdict {
     }
 }
 
-/// fair.c's bound on any entity's lag, update_entity_lag()'s limit, for a
-/// nice-0 entity: max(2 * slice, TICK_NSEC), here with HZ=250's tick.
-pub fn lag_limit(slice: u64) -> u64 {
-    const TICK_NSEC: u64 = 4_000_000;
-    (2 * slice).max(TICK_NSEC)
-}
-
-/// The lag a sleeper keeps and starts behind V with when it wakes:
-/// update_entity_lag() notes vlag = V - v_i at dequeue (V the queue's
-/// average vruntime, here its frontier), and place_entity() puts the
-/// entity back at V - vlag (PLACE_LAG). As scx_cadence bounds it: a task
-/// ahead of V keeps nothing (fair.c keeps the negative lag), one behind
-/// keeps at most @policy_lag, and a task pinned to one CPU, whose lag
-/// against its CPU is not known, keeps @policy_lag twice whatever it had:
-/// fair.c's limit when @policy_lag is one slice. Wrapping vtimes compare as
-/// signed differences, as the kernel's do.
-pub fn wake_lag(vruntime: u64, v: u64, policy_lag: u64, pinned: bool) -> u64 {
-    if pinned {
-        return 2 * policy_lag;
-    }
-    let vlag = i128::from(v.wrapping_sub(vruntime) as i64);
-    vlag.clamp(0, i128::from(policy_lag)) as u64
+/// Where a task that went to sleep at @vruntime, when its queue's V was
+/// @v_sleep, is placed when it wakes with V at @v_wake, by the closed forms
+/// of the two kernels, with @policy_lag for their thresholds:
+/// - a task that may run on several CPUs, as EEVDF's place_entity()
+///   (PLACE_LAG): back at V - vlag, vlag = V - v_i noted at dequeue
+///   (update_entity_lag()), here at least 0 and at most @policy_lag; a task
+///   ahead of V keeps its vruntime rather than its lead;
+/// - a task @pinned to one CPU, as CFS's place_entity() before EEVDF:
+///   max(vruntime, min_vruntime - thresh), thresh = 2 * @policy_lag.
+///
+/// Vtimes wrap: the forms are computed on offsets from @v_sleep.
+pub fn woken_vruntime(
+    vruntime: u64,
+    v_sleep: u64,
+    v_wake: u64,
+    policy_lag: u64,
+    pinned: bool,
+) -> u64 {
+    let off = |x: u64| i128::from(x.wrapping_sub(v_sleep) as i64);
+    let (v, wake) = (off(vruntime), off(v_wake));
+    let placed = if pinned {
+        wake - 2 * i128::from(policy_lag)
+    } else {
+        wake - (-v).clamp(0, i128::from(policy_lag))
+    };
+    v_sleep.wrapping_add(placed.max(v) as i64 as u64)
 }

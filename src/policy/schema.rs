@@ -69,7 +69,7 @@ pub const FIELDS: &[Field] = &[
             max: 1_000_000,
             unit: "microseconds",
         },
-        doc: "Most lag a sleeper keeps when it wakes (twice for a task pinned to one CPU)",
+        doc: "Most lag a sleeper keeps when it wakes (a task pinned to one CPU is credited its sleep up to twice this)",
     },
     Field {
         key: "latency.wakeup_preempt",

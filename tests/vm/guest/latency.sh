@@ -86,51 +86,6 @@ case_pinned_sleepers_preempt_busy_cpus() {
 	stop_sched
 }
 
-# The bench's steady case, in order rather than time: cyclictest's four
-# threads, one pinned to each CPU and woken every 1 ms, beside hackbench,
-# whose 80 tasks keep every CPU busy and sleep and wake as often as they
-# run. The kernel's sched_wakeup and sched_switch events over 2 s tell
-# how many tasks each CPU ran between a thread's wake-up and its run
-# (tasks_ahead.py). With every sleeper lifted to slice.lag_us behind its
-# frontier, a thread's deadline came in wake-up order among hackbench's,
-# and 7% of its wake-ups (twice) waited behind 10 tasks or more, the 90th
-# percentile behind 7-8. It now wakes twice that far behind, and
-# hackbench's tasks only as far as they went to sleep (deadline.bpf.h,
-# wake_lag()): 0% (twice), the 90th percentile behind 1. At most 2% may.
-# (EEVDF, traced the same way beside the bench's hackbench: 4-5%.)
-case_pinned_sleepers_run_ahead_of_hackbench() {
-	local tr=/sys/kernel/tracing load cyc out
-	[ -d $tr/events ] || mount -t tracefs tracefs $tr || fail "no tracefs" || return 1
-	start_sched "$VM_OUT/wake_ahead.sched.log" || return 1
-	# It ends by itself after cyclictest (about 9 s in), as in the bench.
-	timeout 16 hackbench -g 2 -l 1000000 >/dev/null 2>&1 &
-	load=$!
-	sleep 2
-	echo 0 >$tr/tracing_on
-	echo >$tr/trace
-	echo 8192 >$tr/buffer_size_kb
-	echo 1 >$tr/events/sched/sched_wakeup/enable
-	echo 1 >$tr/events/sched/sched_switch/enable
-	cyclictest --policy=other -a -t 4 -i 1000 -D 6 -q -m >"$VM_OUT/wake_ahead.cyclictest" 2>&1 &
-	cyc=$!
-	sleep 1
-	echo 1 >$tr/tracing_on
-	sleep 2
-	echo 0 >$tr/tracing_on
-	kill -0 $load 2>/dev/null || fail "hackbench ended before the trace did" || return 1
-	wait $cyc || fail "cyclictest failed: $(tail -n 2 "$VM_OUT/wake_ahead.cyclictest")" || return 1
-	wait $load
-	echo 0 >$tr/events/sched/sched_wakeup/enable
-	echo 0 >$tr/events/sched/sched_switch/enable
-	out=$(python3 "$GUEST/tasks_ahead.py" cyclictest <$tr/trace) || fail "no wake-up traced: $out" || return 1
-	echo >$tr/trace
-	echo "cyclictest beside hackbench: $out"
-	[ "$(echo "$out" | awk '{ print $2 }')" -ge 400 ] || fail "too few wake-ups traced: $out" || return 1
-	[ "$(echo "$out" | awk '{ print $NF }')" -le 2 ] ||
-		fail "more than 2% of wake-ups behind 10 or more tasks: $out" || return 1
-	stop_sched
-}
-
 # perf bench sched pipe while 4 hogs keep every CPU busy: two tasks
 # ping-pong through pipes, each write a sync wake-up of a reader whose
 # waker then sleeps in read. No CPU is idle, so with latency.sync_wakeup on
