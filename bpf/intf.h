@@ -287,6 +287,11 @@ struct cadence_cpu_stats {
 	 * waker is about to free one (latency.bpf.h, main.bpf.c).
 	 */
 	u64 wake_sync_yield;
+	/*
+	 * CPUs kicked when the minimum slice that held a wake-up back ended,
+	 * because a waiting task then preempts (parity_timer.bpf.h).
+	 */
+	u64 wake_parity_kick;
 };
 
 #include "intf_util.h"

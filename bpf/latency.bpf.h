@@ -25,7 +25,9 @@
  *   - a wake-up refused because the running task had not run its minimum
  *     slice or had the earlier deadline is decided again at every tick
  *     (waiting_preempts()), as the fair class re-picks at the tick,
- *     instead of waiting for the whole slice to end.
+ *     instead of waiting for the whole slice to end; one refused for the
+ *     minimum slice alone also when that minimum is over, by a timer
+ *     (parity_timer.bpf.h).
  * The running task's record (cpu_runs) holds its deadline and its vtime
  * when it got its slice; the verdict ages the vtime by the time run since,
  * as charge_vtime() will charge it, to tell whether it is still eligible.
@@ -213,9 +215,9 @@ static __noinline void wakeup_preempt(const struct cadence_policy *pol, const st
 	u32 scan = pinned ? 1 : (nr < CADENCE_PREEMPT_SCAN_CPUS ? nr : CADENCE_PREEMPT_SCAN_CPUS);
 	struct cadence_preempt_in in = {};
 	s64 latest = 0;
-	s32 victim = -1, cpu;
-	bool parity = false, spent = false;
-	u64 now = scx_bpf_now();
+	s32 victim = -1, held = -1, cpu;
+	bool spent = false;
+	u64 now = scx_bpf_now(), held_left = 0;
 
 	if (!pol->wakeup_preempt)
 		return;
@@ -226,8 +228,12 @@ static __noinline void wakeup_preempt(const struct cadence_policy *pol, const st
 		verdict = cadence_preempt_check(&in, tctx, cpu, pol->slice_min_ns, now);
 		if (verdict == CADENCE_PREEMPT_INELIGIBLE)
 			return;
-		if (verdict == CADENCE_PREEMPT_PARITY)
-			parity = true;
+		/* Of the CPUs whose task holds it back, the one free first. */
+		if (verdict == CADENCE_PREEMPT_PARITY &&
+		    (held < 0 || in.min_run_ns - in.curr_ran_ns < held_left)) {
+			held = cpu;
+			held_left = in.min_run_ns - in.curr_ran_ns;
+		}
 		if (verdict != CADENCE_PREEMPT_YES)
 			continue;
 		/*
@@ -249,8 +255,9 @@ static __noinline void wakeup_preempt(const struct cadence_policy *pol, const st
 	if (victim >= 0) {
 		scx_bpf_kick_cpu(victim, SCX_KICK_PREEMPT);
 		count_preempt(spent);
-	} else if (parity) {
+	} else if (held >= 0) {
 		stat_inc(wake_parity);
+		parity_timer_arm(held, held_left);
 	}
 }
 
@@ -293,35 +300,45 @@ static __noinline bool preempt_on_prev(const struct cadence_policy *pol, struct 
 
 /*
  * Whether the head of @dsq should preempt the task @cpu runs, by the
- * wake-up rule at @now.
+ * wake-up rule at @now. If run-to-parity alone holds it back, *@held_ns
+ * is set to the rest of the running task's minimum slice.
  */
-static __always_inline bool head_preempts(u64 dsq, s32 cpu, u64 min_run_ns, u64 now)
+static __always_inline bool head_preempts(u64 dsq, s32 cpu, u64 min_run_ns, u64 now, u64 *held_ns)
 {
 	struct cadence_preempt_in in = {};
 	struct task_struct *head = __COMPAT_scx_bpf_dsq_peek(dsq);
 	struct task_ctx *hctx;
+	u32 verdict;
 
 	if (!head)
 		return false;
 	hctx = lookup_task_ctx(head);
-	return hctx &&
-	       cadence_preempt_check(&in, hctx, cpu, min_run_ns, now) == CADENCE_PREEMPT_YES;
+	if (!hctx)
+		return false;
+	verdict = cadence_preempt_check(&in, hctx, cpu, min_run_ns, now);
+	if (verdict == CADENCE_PREEMPT_PARITY && in.curr_ran_ns < min_run_ns)
+		*held_ns = min_run_ns - in.curr_ran_ns;
+	return verdict == CADENCE_PREEMPT_YES;
 }
 
 /*
- * At the tick: whether a task waiting for @cpu (the head of its own queue
- * or of its LLC's) should now preempt the task it runs, as the fair class
- * re-runs its pick at every tick (update_curr()): a wake-up refused
- * because the running task had not run its minimum slice yet, or had the
- * earlier deadline, is decided again instead of waiting out the whole
- * slice.
+ * At the tick, or when a hold ends (parity_timer.bpf.h): whether a task
+ * waiting for @cpu (the head of its own queue or of its LLC's) should now
+ * preempt the task it runs, as the fair class re-runs its pick at every
+ * tick (update_curr()): a wake-up refused because the running task had
+ * not run its minimum slice yet, or had the earlier deadline, is decided
+ * again instead of waiting out the whole slice. If not, and a head is
+ * held back by run-to-parity alone (the CPU switched to a task that has
+ * just started), *@held_ns is the rest of that task's minimum, else 0.
  */
-static __noinline bool waiting_preempts(const struct cadence_policy *pol, s32 cpu, u64 now)
+static __noinline bool waiting_preempts(const struct cadence_policy *pol, s32 cpu, u64 now,
+					u64 *held_ns)
 {
+	*held_ns = 0;
 	if (!pol->wakeup_preempt)
 		return false;
-	return head_preempts(cpu_dsq(cpu), cpu, pol->slice_min_ns, now) ||
-	       head_preempts(llc_dsq(cpu_llc_id(cpu)), cpu, pol->slice_min_ns, now);
+	return head_preempts(cpu_dsq(cpu), cpu, pol->slice_min_ns, now, held_ns) ||
+	       head_preempts(llc_dsq(cpu_llc_id(cpu)), cpu, pol->slice_min_ns, now, held_ns);
 }
 
 /*

@@ -63,6 +63,7 @@
 #include "topo.bpf.h"
 #include "deadline.bpf.h"
 #include "fair.bpf.h"
+#include "parity_timer.bpf.h"
 #include "latency.bpf.h"
 #include "place.bpf.h"
 #include "migrate.bpf.h"
@@ -756,7 +757,7 @@ void BPF_STRUCT_OPS(cadence_tick, struct task_struct *p)
 	s32 cpu = scx_bpf_task_cpu(p);
 	struct cadence_cpu_util *cu;
 	struct cadence_policy pol;
-	u64 now = scx_bpf_now();
+	u64 now = scx_bpf_now(), held_ns;
 
 	/* Every busy CPU picks up a policy change within one tick. */
 	policy_snapshot(&pol);
@@ -791,9 +792,12 @@ void BPF_STRUCT_OPS(cadence_tick, struct task_struct *p)
 	if (now - tctx->run_start >= task_slice(&pol, p, cpu)) {
 		scx_bpf_task_set_slice(p, 0);
 		stat_inc(tick_preempt);
-	} else if (waiting_preempts(&pol, cpu, now)) {
+	} else if (waiting_preempts(&pol, cpu, now, &held_ns)) {
 		scx_bpf_task_set_slice(p, 0);
 		stat_inc(tick_wake_preempt);
+	} else if (held_ns) {
+		/* Held back by a task that has just started: not a tick more. */
+		parity_timer_arm(cpu, held_ns);
 	}
 }
 
@@ -949,7 +953,9 @@ void BPF_STRUCT_OPS(cadence_dump_task, struct scx_dump_ctx *dctx, struct task_st
 
 s32 BPF_STRUCT_OPS_SLEEPABLE(cadence_init)
 {
-	return topo_init();
+	s32 err = topo_init();
+
+	return err ? err : parity_timers_init();
 }
 
 void BPF_STRUCT_OPS(cadence_exit, struct scx_exit_info *ei)

@@ -13,30 +13,46 @@ total() {
 # A task that sleeps 10 ms and runs 0.2 ms, pinned with a hog to CPU 1,
 # wakes 300 times. With latency.wakeup_preempt on (balanced), its wake-ups
 # find the hog's deadline later than its own and preempt it: wake_preempt
-# grows by at least half the wake-ups (others fall to run-to-parity, when
-# the hog's slice began less than slice.min_us before). Switched off live,
-# the same run preempts nothing, and the task waits for the hog's slice.
+# grows by at least half the wake-ups. Others fall to run-to-parity, when
+# the hog's slice began less than slice.min_us before (wake_parity; its
+# slice restarts at every tick, when nobody waits): each of those arms a
+# timer for the rest of the minimum, which kicks CPU 1 when it ends
+# (wake_parity_kick). At least one wake-up must be held back, and at least
+# half of those held back kicked (the others were taken at a tick or by the
+# hog's own slice end first); without the timer they waited for the tick.
+# Switched off live, the same run preempts nothing and kicks nothing, and
+# the task waits for the hog's slice.
 case_wakeup_preempts_a_hog() {
-	local log=$VM_OUT/wake_preempt.sched.log seq0 hog p0 p1 pb p2 on off
+	local log=$VM_OUT/wake_preempt.sched.log seq0 hog p0 p1 pb p2 h0 h1 k0 k1 kb k2 on off
 	start_sched "$log" || return 1
 	seq0=$(enable_seq)
 	hog=$(hog 1 0)
 	sleep 1
 	p0=$(total wake_preempt)
+	h0=$(total wake_parity)
+	k0=$(total wake_parity_kick)
 	on=$(taskset -c 1 python3 "$GUEST/wake_sleeper.py" 300 10 200) || fail "the sleeper failed" || return 1
 	p1=$(total wake_preempt)
+	h1=$(total wake_parity)
+	k1=$(total wake_parity_kick)
 	"$SCHED" ctl set latency.wakeup_preempt=false >/dev/null || fail "ctl set refused" || return 1
 	# Every CPU takes the change at its next tick; the wake-ups of the
 	# commands themselves, before it, may have preempted.
 	sleep 0.5
 	pb=$(total wake_preempt)
+	kb=$(total wake_parity_kick)
 	off=$(taskset -c 1 python3 "$GUEST/wake_sleeper.py" 300 10 200) || fail "the sleeper failed" || return 1
 	p2=$(total wake_preempt)
+	k2=$(total wake_parity_kick)
 	kill "$hog"
-	echo "preempt on:  $on, wake_preempt +$((p1 - p0)), parity $(total wake_parity)"
-	echo "preempt off: $off, wake_preempt +$((p2 - pb))"
+	echo "preempt on:  $on, wake_preempt +$((p1 - p0)), parity +$((h1 - h0)), parity kicks +$((k1 - k0))"
+	echo "preempt off: $off, wake_preempt +$((p2 - pb)), parity kicks +$((k2 - kb))"
 	[ $((p1 - p0)) -ge 150 ] || fail "only $((p1 - p0)) preemptions for 300 wake-ups" || return 1
+	[ $((h1 - h0)) -ge 1 ] || fail "no wake-up was held back by run-to-parity" || return 1
+	[ $((2 * (k1 - k0))) -ge $((h1 - h0)) ] ||
+		fail "$((k1 - k0)) kicks at the end of the minimum slice for $((h1 - h0)) wake-ups held back" || return 1
 	[ $((p2 - pb)) -eq 0 ] || fail "$((p2 - pb)) preemptions with latency.wakeup_preempt off" || return 1
+	[ $((k2 - kb)) -eq 0 ] || fail "$((k2 - kb)) parity kicks with latency.wakeup_preempt off" || return 1
 	[ "$(sched_state)" = enabled ] && [ "$(enable_seq)" = "$seq0" ] ||
 		fail "the scheduler did not stay attached" || return 1
 	local bad
