@@ -14,9 +14,9 @@ total() {
 # wakes 300 times. With latency.wakeup_preempt on (balanced), its wake-ups
 # find the hog's deadline later than its own and preempt it: wake_preempt
 # grows by at least half the wake-ups. Others fall to run-to-parity, when
-# the hog's slice began less than slice.min_us before (wake_parity; its
-# slice restarts at every tick, when nobody waits): each of those arms a
-# timer for the rest of the minimum, which kicks CPU 1 when it ends
+# the hog's slice began less than slice.min_us before (wake_parity; alone
+# on its CPU, the hog gets a new slice at each slice end): each of those
+# arms a timer for the rest of the minimum, which kicks CPU 1 when it ends
 # (wake_parity_kick). At least one wake-up must be held back, and at least
 # half of those held back kicked (the others were taken at a tick or by the
 # hog's own slice end first); without the timer they waited for the tick.
