@@ -24,7 +24,7 @@
  *     SCX_KICK_PREEMPT; its dispatch() then takes the queue's head;
  *   - a wake-up refused because the running task had not run its minimum
  *     slice or had the earlier deadline is decided again at every tick
- *     (waiting_preempts()), as the fair class re-picks at the tick,
+ *     (waiting_preempts()), as the fair class re-decides at the tick,
  *     instead of waiting for the whole slice to end; one refused for the
  *     minimum slice alone also when that minimum is over, by a timer
  *     (parity_timer.bpf.h).
@@ -324,8 +324,9 @@ static __always_inline bool head_preempts(u64 dsq, s32 cpu, u64 min_run_ns, u64 
 /*
  * At the tick, or when a hold ends (parity_timer.bpf.h): whether a task
  * waiting for @cpu (the head of its own queue or of its LLC's) should now
- * preempt the task it runs, as the fair class re-runs its pick at every
- * tick (update_curr()): a wake-up refused because the running task had
+ * preempt the task it runs, as the fair class re-decides at every tick
+ * (update_curr() reschedules once the running task's protection or its
+ * deadline has passed): a wake-up refused because the running task had
  * not run its minimum slice yet, or had the earlier deadline, is decided
  * again instead of waiting out the whole slice. If not, and a head is
  * held back by run-to-parity alone (the CPU switched to a task that has

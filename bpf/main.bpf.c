@@ -953,13 +953,12 @@ void BPF_STRUCT_OPS(cadence_dump_task, struct scx_dump_ctx *dctx, struct task_st
 
 s32 BPF_STRUCT_OPS_SLEEPABLE(cadence_init)
 {
-	s32 err = topo_init();
-
-	return err ? err : parity_timers_init();
+	return topo_init();
 }
 
 void BPF_STRUCT_OPS(cadence_exit, struct scx_exit_info *ei)
 {
+	parity_timers_stopped = true;
 	UEI_RECORD(uei, ei);
 }
 

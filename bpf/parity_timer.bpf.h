@@ -5,22 +5,26 @@
  * A waking task that should preempt a running one, but finds that task
  * still inside its first slice.min_us (CADENCE_PREEMPT_PARITY, see
  * deadline.bpf.h), is queued. Before, only the tick decided again
- * (waiting_preempts()), and a tick is a whole tick away: 4 ms at HZ=250,
- * and in the test VM's single-thread TCG often 5-10 ms. Traced beside
- * steady hackbench (bench/out, ptr18: 30 s, 4 pinned cyclictest threads),
- * 43% of the threads' wait time was in waits of over 2 ms in which the CPU
- * ran no other task between the wake-up and the thread's run, and in 57-68%
- * of those the running task had run under 250 us when the thread woke: it
- * waited for the tick, not behind anybody.
+ * (waiting_preempts()), up to a tick later: 4 ms at HZ=250, and in the
+ * test VM's single-thread TCG often 5-10 ms. Traced beside steady
+ * hackbench (bench/out, ptr18: 4 pinned cyclictest threads), 43% of the
+ * threads' wait time was in waits of over 2 ms in which the CPU ran no
+ * other task between the wake-up and the thread's run, and in 57-68% of
+ * those the running task had started under 250 us before the thread woke
+ * (docs/benchmarks.md).
  *
  * So the wake-up (or a tick that finds one still held back) also arms a
- * timer of the CPU whose task holds it back, for the rest of that task's
- * minimum slice. When it fires, the tick's question is asked then
- * (waiting_preempts()): if a task waiting for that CPU should now preempt
- * its running one, the CPU is kicked with SCX_KICK_PREEMPT and its
- * dispatch() takes the waiting task. The fair class re-decides at its next
- * update_curr(): a tick, or another event on that runqueue; only its
- * HRTICK feature, off by default, times a slice's end.
+ * timer for the rest of that task's minimum slice. When it fires, the
+ * tick's question is asked then (waiting_preempts()): if a task waiting
+ * for that CPU should now preempt its running one, the CPU is kicked with
+ * SCX_KICK_PREEMPT, and its dispatch() decides what runs next, as at a
+ * slice end. The fair class ends its own run-to-parity protection at its
+ * next update_curr(), not by a timer of its own.
+ *
+ * The timer runs in softirq (a BPF timer is a soft hrtimer) on the CPU that
+ * armed it last, not necessarily the one it is for: that one is kicked.
+ * PREEMPT_RT kernels refuse BPF timers, so there the loader turns this off
+ * (parity_timer_on) and held wake-ups wait for the tick as before.
  */
 #ifndef __CADENCE_PARITY_TIMER_BPF_H
 #define __CADENCE_PARITY_TIMER_BPF_H
@@ -28,8 +32,16 @@
 /* include/uapi/linux/time.h; a define there, so not in vmlinux.h. */
 #define CADENCE_CLOCK_MONOTONIC 1
 
+/* Set by the loader: false on PREEMPT_RT, whose verifier refuses bpf_timer. */
+const volatile bool parity_timer_on = true;
+
+/* Set by exit(): a timer that fires after it leaves the CPUs alone. */
+static bool parity_timers_stopped;
+
 struct parity_timer {
 	struct bpf_timer timer;
+	/* 1 once the timer is set up (parity_timer_arm()). */
+	u32 ready;
 };
 
 /* By CPU: the timer that re-decides the wake-ups its task held back. */
@@ -45,10 +57,10 @@ static __noinline bool waiting_preempts(const struct cadence_policy *pol, s32 cp
 
 /*
  * At the end of a hold on CPU *@key: kick it if a waiting task now
- * preempts. If the CPU has switched meanwhile to a task that holds the
- * waiting one back in turn (it has just started), wait for that one's
- * minimum: each re-arming follows a new start on the CPU (a switch or a
- * slice refilled), so it ends.
+ * preempts. If a task waiting there is still held back by run-to-parity
+ * (the CPU has started another task since, or refilled a slice), wait for
+ * that task's minimum. Each wait is the whole rest of a minimum, so this
+ * ends once the CPU runs one task for slice.min_us.
  */
 static int parity_timer_fired(void *map, int *key, struct parity_timer *t)
 {
@@ -56,6 +68,8 @@ static int parity_timer_fired(void *map, int *key, struct parity_timer *t)
 	s32 cpu = *key;
 	u64 held_ns;
 
+	if (parity_timers_stopped)
+		return 0;
 	policy_snapshot(&pol);
 	if (waiting_preempts(&pol, cpu, scx_bpf_now(), &held_ns)) {
 		scx_bpf_kick_cpu(cpu, SCX_KICK_PREEMPT);
@@ -70,38 +84,29 @@ static int parity_timer_fired(void *map, int *key, struct parity_timer *t)
  * Ask again whether a waiting task preempts @cpu's task in @delay_ns, when
  * that task has run its minimum slice. Re-arming moves a pending timer:
  * every wake-up held back by one task asks for the same instant, its start
- * plus the minimum.
+ * plus the minimum. The timer is set up on first use, from this
+ * non-sleepable context: set up in the sleepable init(), it would be
+ * verified as sleepable by kernels without the verifier's fix of October
+ * 2025, which then refuse the DSQ iterator that kernels before 6.19 peek
+ * with (__COMPAT_scx_bpf_dsq_peek()).
  */
 static __always_inline void parity_timer_arm(s32 cpu, u64 delay_ns)
 {
 	u32 key = cpu;
-	struct parity_timer *t = bpf_map_lookup_elem(&parity_timers, &key);
-
-	if (t)
-		bpf_timer_start(&t->timer, delay_ns, 0);
-}
-
-/* Set up every possible CPU's timer (init(), sleepable). */
-static __always_inline s32 parity_timers_init(void)
-{
-	u32 nr = scx_bpf_nr_cpu_ids(), i;
 	struct parity_timer *t;
-	s32 err;
 
-	bpf_for (i, 0, nr) {
-		if (i >= CADENCE_MAX_CPUS)
-			break;
-		t = bpf_map_lookup_elem(&parity_timers, &i);
-		if (!t)
-			return -ENOENT;
-		err = bpf_timer_init(&t->timer, &parity_timers, CADENCE_CLOCK_MONOTONIC);
-		if (err)
-			return err;
-		err = bpf_timer_set_callback(&t->timer, parity_timer_fired);
-		if (err)
-			return err;
+	if (!parity_timer_on)
+		return;
+	t = bpf_map_lookup_elem(&parity_timers, &key);
+	if (!t)
+		return;
+	if (!t->ready) {
+		/* Another CPU may set it up at the same time: -EBUSY, harmless. */
+		bpf_timer_init(&t->timer, &parity_timers, CADENCE_CLOCK_MONOTONIC);
+		bpf_timer_set_callback(&t->timer, parity_timer_fired);
+		t->ready = 1;
 	}
-	return 0;
+	bpf_timer_start(&t->timer, delay_ns, 0);
 }
 
 #endif /* __CADENCE_PARITY_TIMER_BPF_H */

@@ -41,6 +41,16 @@ pub fn check_no_other_scheduler(sysfs: &Path) -> Result<()> {
     Ok(())
 }
 
+/// Where the kernel says it is a PREEMPT_RT build (kernel/ksysfs.c: a file
+/// `realtime` reading 1, present only with CONFIG_PREEMPT_RT).
+pub const KERNEL_SYSFS: &str = "/sys/kernel";
+
+/// Whether the kernel under @kernel_sysfs is PREEMPT_RT, whose verifier
+/// refuses BPF timers (bpf/parity_timer.bpf.h is then turned off).
+pub fn preempt_rt(kernel_sysfs: &Path) -> bool {
+    read_trimmed(&kernel_sysfs.join("realtime")).is_ok_and(|s| s == "1")
+}
+
 /// All three, in the order a user would fix them.
 pub fn check_all(sysfs: &Path) -> Result<()> {
     check_sched_ext(sysfs)?;
@@ -85,6 +95,16 @@ mod tests {
         fn drop(&mut self) {
             let _ = fs::remove_dir_all(&self.0);
         }
+    }
+
+    #[test]
+    fn preempt_rt_is_read_from_the_realtime_file() {
+        let sys = FakeSysfs::new("rt", None, None);
+        assert!(!preempt_rt(&sys.0), "no realtime file: not PREEMPT_RT");
+        fs::write(sys.0.join("realtime"), "1\n").unwrap();
+        assert!(preempt_rt(&sys.0));
+        fs::write(sys.0.join("realtime"), "0\n").unwrap();
+        assert!(!preempt_rt(&sys.0));
     }
 
     #[test]

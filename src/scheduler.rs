@@ -140,6 +140,15 @@ impl<'a> Scheduler<'a> {
         if opts.test_util_inject {
             warn!("test only: cpufreq targets follow util_inject, not PELT");
         }
+        // PREEMPT_RT's verifier refuses BPF timers: there a wake-up held
+        // back by run-to-parity waits for the tick (bpf/parity_timer.bpf.h).
+        rodata.parity_timer_on =
+            !crate::preflight::preempt_rt(Path::new(crate::preflight::KERNEL_SYSFS));
+        if !rodata.parity_timer_on {
+            warn!(
+                "PREEMPT_RT kernel: no BPF timers, so wake-ups held back by slice.min_us wait for the tick"
+            );
+        }
         rodata.nr_llcs = llcs.nr_llcs() as u32;
         for &(cpu, llc) in &llcs.cpu_llc {
             rodata.cpu_llc[cpu] = llc;

@@ -17,9 +17,11 @@ total() {
 # the hog's slice began less than slice.min_us before (wake_parity; alone
 # on its CPU, the hog gets a new slice at each slice end): each of those
 # arms a timer for the rest of the minimum, which kicks CPU 1 when it ends
-# (wake_parity_kick). At least one wake-up must be held back, and at least
-# half of those held back kicked (the others were taken at a tick or by the
-# hog's own slice end first); without the timer they waited for the tick.
+# (wake_parity_kick). At least one wake-up must be held back and at least
+# one kick follow; without the timer nothing kicks. Not a share of the
+# holds: the counters cover all CPUs, and a hold the hog's own slice end
+# or a tick resolves first kicks nothing (82 kicks for 93 holds, 54 for
+# 62, 8 for 16 in three runs).
 # Switched off live, the same run preempts nothing and kicks nothing, and
 # the task waits for the hog's slice.
 case_wakeup_preempts_a_hog() {
@@ -49,8 +51,8 @@ case_wakeup_preempts_a_hog() {
 	echo "preempt off: $off, wake_preempt +$((p2 - pb)), parity kicks +$((k2 - kb))"
 	[ $((p1 - p0)) -ge 150 ] || fail "only $((p1 - p0)) preemptions for 300 wake-ups" || return 1
 	[ $((h1 - h0)) -ge 1 ] || fail "no wake-up was held back by run-to-parity" || return 1
-	[ $((2 * (k1 - k0))) -ge $((h1 - h0)) ] ||
-		fail "$((k1 - k0)) kicks at the end of the minimum slice for $((h1 - h0)) wake-ups held back" || return 1
+	[ $((k1 - k0)) -ge 1 ] ||
+		fail "no kick at the end of the minimum slice for $((h1 - h0)) wake-ups held back" || return 1
 	[ $((p2 - pb)) -eq 0 ] || fail "$((p2 - pb)) preemptions with latency.wakeup_preempt off" || return 1
 	[ $((k2 - kb)) -eq 0 ] || fail "$((k2 - kb)) parity kicks with latency.wakeup_preempt off" || return 1
 	[ "$(sched_state)" = enabled ] && [ "$(enable_seq)" = "$seq0" ] ||
