@@ -19,32 +19,23 @@ task before the woken one ran. Prints
 ahead_10: the number of wake-ups that waited behind 10 or more tasks. A
 wake-up whose run was not traced (the trace ended) is left out.
 """
-import re
 import sys
 
-EVENT = re.compile(r"\[(\d+)\].*?: (sched_wakeup|sched_switch): (.*)$")
-FIELD = re.compile(r"(\w+)=(\S+)")
-
-
-def events():
-    for line in sys.stdin:
-        m = EVENT.search(line)
-        if m:
-            yield int(m.group(1)), m.group(2), dict(FIELD.findall(m.group(3)))
+from sched_trace import events
 
 
 def main():
     comm = sys.argv[1]
-    evs = list(events())
+    evs = list(events(sys.stdin))
     cpus = {}
-    for _, event, fields in evs:
+    for _, _, event, fields in evs:
         if event == "sched_wakeup" and fields.get("comm") == comm:
             cpus.setdefault(int(fields["pid"]), set()).add(int(fields["target_cpu"]))
     pinned = {pid for pid, seen in cpus.items() if len(seen) == 1}
     # pid -> [CPU it was woken on, tasks run there since]
     waiting = {}
     ahead = []
-    for cpu, event, fields in evs:
+    for cpu, _, event, fields in evs:
         if event == "sched_wakeup":
             pid = int(fields["pid"])
             if pid in pinned:

@@ -22,11 +22,9 @@ more). Then the share of all the wait time spent in direct waits of over
 2 ms, and in the rest's. Timestamps are the trace's: under TCG a vCPU
 waiting for its turn shows as time too.
 """
-import re
 import sys
 
-EVENT = re.compile(r"\[(\d+)\]\s+\S+\s+([\d.]+): (sched_wakeup|sched_switch): (.*)$")
-FIELD = re.compile(r"(\w+)=(\S+)")
+from sched_trace import events
 
 # Balanced's slice.min_us: a running task younger than this holds a wake-up.
 PARITY_S = 250e-6
@@ -39,11 +37,7 @@ LONG_S = 0.002
 def waits(comm, lines):
     """(wait s, tasks run first, running task's run at the wake-up s) per wake-up."""
     pending, started, out = {}, {}, []
-    for line in lines:
-        m = EVENT.search(line)
-        if not m:
-            continue
-        cpu, ts, event, fields = int(m.group(1)), float(m.group(2)), m.group(3), dict(FIELD.findall(m.group(4)))
+    for cpu, ts, event, fields in events(lines):
         if event == "sched_wakeup":
             if fields.get("comm") == comm:
                 target = int(fields["target_cpu"])
