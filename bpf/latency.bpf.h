@@ -166,6 +166,16 @@ static __always_inline void preempt_inputs(struct cadence_preempt_in *in, u64 mi
 }
 
 /*
+ * The rest of the running task's minimum slice in @in: how long
+ * run-to-parity (CADENCE_PREEMPT_PARITY) still holds a wake-up back; 0
+ * once it has run that minimum.
+ */
+static __always_inline u64 parity_rest_ns(const struct cadence_preempt_in *in)
+{
+	return in->curr_ran_ns < in->min_run_ns ? in->min_run_ns - in->curr_ran_ns : 0;
+}
+
+/*
  * Whether a preemption decided on @in (CADENCE_PREEMPT_YES) took the CPU
  * from a task with the earlier deadline: one past its share or done with
  * its slice (deadline.bpf.h), which only the running task's vtime in its
@@ -230,9 +240,9 @@ static __noinline void wakeup_preempt(const struct cadence_policy *pol, const st
 			return;
 		/* Of the CPUs whose task holds it back, the one free first. */
 		if (verdict == CADENCE_PREEMPT_PARITY &&
-		    (held < 0 || in.min_run_ns - in.curr_ran_ns < held_left)) {
+		    (held < 0 || parity_rest_ns(&in) < held_left)) {
 			held = cpu;
-			held_left = in.min_run_ns - in.curr_ran_ns;
+			held_left = parity_rest_ns(&in);
 		}
 		if (verdict != CADENCE_PREEMPT_YES)
 			continue;
@@ -316,8 +326,8 @@ static __always_inline bool head_preempts(u64 dsq, s32 cpu, u64 min_run_ns, u64 
 	if (!hctx)
 		return false;
 	verdict = cadence_preempt_check(&in, hctx, cpu, min_run_ns, now);
-	if (verdict == CADENCE_PREEMPT_PARITY && in.curr_ran_ns < min_run_ns)
-		*held_ns = min_run_ns - in.curr_ran_ns;
+	if (verdict == CADENCE_PREEMPT_PARITY)
+		*held_ns = parity_rest_ns(&in);
 	return verdict == CADENCE_PREEMPT_YES;
 }
 
