@@ -108,10 +108,20 @@ struct cadence_policy {
 	u32 idle_aging_interval;
 	/* enum cadence_idle_place: how idle states break placement ties. */
 	u32 idle_place;
-	/* 1: a waking task with an earlier deadline preempts a running one. */
-	u32 wakeup_preempt;
+	/*
+	 * 1: a waking task with an earlier deadline preempts a running one.
+	 * This and sync_wakeup are u16 so that the struct stays 120 bytes:
+	 * enqueue()'s call chain holds two copies and is at the verifier's
+	 * 512-byte stack limit.
+	 */
+	u16 wakeup_preempt;
 	/* 1: a sync wake-up may go to the waker's CPU. */
-	u32 sync_wakeup;
+	u16 sync_wakeup;
+	/*
+	 * While others wait, a timer ends a slice when it is used up but no
+	 * sooner than this after the task began (us); 0: the tick does.
+	 */
+	u32 slice_timer_us;
 	/*
 	 * 1: running tasks hold their CPU (place.bpf.h): a task displaced by
 	 * a lighter one waits for its own CPU, an idle CPU takes a queue's
@@ -292,6 +302,13 @@ struct cadence_cpu_stats {
 	 * because a waiting task then preempts (parity_timer.bpf.h).
 	 */
 	u64 wake_parity_kick;
+	/*
+	 * Slices ended on time by the slice timer: others waited when it
+	 * fired (slice_timer.bpf.h, latency.slice_timer_us).
+	 */
+	u64 slice_timer_kick;
+	/* Of those due, left to the tick: the task was inside an RCU reader. */
+	u64 slice_timer_rcu;
 };
 
 #include "intf_util.h"

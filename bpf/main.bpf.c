@@ -22,7 +22,7 @@
  *
  * Slices (fair.bpf.h) shrink as more tasks wait for a CPU and scale with the
  * task's weight; ops.tick() cuts a running slice short once it has used its
- * share.
+ * share, and while others wait a timer ends it on time (slice_timer.bpf.h).
  *
  * Placement (place.bpf.h). On wake-up: the previous CPU if its core is
  * idle, then an idle core (own LLC first), then any idle CPU. Enqueues that
@@ -63,8 +63,10 @@
 #include "topo.bpf.h"
 #include "deadline.bpf.h"
 #include "fair.bpf.h"
+#include "timers.bpf.h"
 #include "parity_timer.bpf.h"
 #include "latency.bpf.h"
+#include "slice_timer.bpf.h"
 #include "place.bpf.h"
 #include "migrate.bpf.h"
 #include "pelt.bpf.h"
@@ -493,13 +495,14 @@ static __always_inline void note_displaced(const struct cadence_policy *pol, str
  * Let @prev run another slice of @slice_ns on @cpu, with the deadline of
  * that slice (EEVDF's update_deadline() when a slice is used up).
  */
-static __always_inline void keep_running(struct task_struct *prev, struct task_ctx *pctx, s32 cpu,
-					 u64 slice_ns, u64 now)
+static __always_inline void keep_running(const struct cadence_policy *pol, struct task_struct *prev,
+					 struct task_ctx *pctx, s32 cpu, u64 slice_ns, u64 now)
 {
 	scx_bpf_task_set_slice(prev, slice_ns);
 	pctx->run_start = now;
 	pctx->deadline = task_deadline(prev, pctx, slice_ns);
 	run_record(cpu, prev, pctx, now);
+	slice_timer_start(pol, cpu, now, slice_ns, now);
 	stat_inc(dispatch_keep);
 }
 
@@ -576,7 +579,7 @@ void BPF_STRUCT_OPS(cadence_dispatch, s32 cpu, struct task_struct *prev)
 		if (pol.place_hold && llc_q.present &&
 		    (home == &llc_q ? !prev_first && !own_q.present : prev_first) &&
 		    defer_head_to_idle(&llc_q)) {
-			keep_running(prev, pctx, cpu, pslice, now);
+			keep_running(&pol, prev, pctx, cpu, pslice, now);
 			if (prev_first)
 				advance_frontier(pctx->queue, pctx->vtime);
 			stat_inc(dispatch_defer);
@@ -603,7 +606,7 @@ void BPF_STRUCT_OPS(cadence_dispatch, s32 cpu, struct task_struct *prev)
 			stat_inc(dispatch_rebalance);
 			return;
 		}
-		keep_running(prev, pctx, cpu, pslice, now);
+		keep_running(&pol, prev, pctx, cpu, pslice, now);
 		advance_frontier(pctx->queue, pctx->vtime);
 		return;
 	}
@@ -634,7 +637,7 @@ void BPF_STRUCT_OPS(cadence_dispatch, s32 cpu, struct task_struct *prev)
 
 	/* The queued heads cannot run here: prev goes on. */
 	if (pctx)
-		keep_running(prev, pctx, cpu, pslice, now);
+		keep_running(&pol, prev, pctx, cpu, pslice, now);
 }
 
 void BPF_STRUCT_OPS(cadence_runnable, struct task_struct *p, u64 enq_flags)
@@ -699,10 +702,12 @@ void BPF_STRUCT_OPS(cadence_running, struct task_struct *p)
 	tctx->deadline = task_deadline(p, tctx, p->scx.slice);
 	run_record(cpu, p, tctx, now);
 	moves_running(&tctx->moves, cpu);
+	policy_snapshot(&pol);
+	/* Others wait for this CPU: its slice ends on time, not at a tick. */
+	slice_timer_start(&pol, cpu, now, p->scx.slice, now);
 	cu = util_running(p, tctx, cpu, now);
 	if (!cu)
 		return;
-	policy_snapshot(&pol);
 	iowait = tctx->iowait_wake;
 	tctx->iowait_wake = false;
 	cpufreq_update(p, tctx, cu, &pol, iowait, now);
@@ -798,6 +803,9 @@ void BPF_STRUCT_OPS(cadence_tick, struct task_struct *p)
 	} else if (held_ns) {
 		/* Held back by a task that has just started: not a tick more. */
 		parity_timer_arm(cpu, held_ns);
+	} else {
+		/* Others came to wait since it began: end its slice on time. */
+		slice_timer_start(&pol, cpu, tctx->run_start, task_slice(&pol, p, cpu), now);
 	}
 }
 
@@ -958,7 +966,7 @@ s32 BPF_STRUCT_OPS_SLEEPABLE(cadence_init)
 
 void BPF_STRUCT_OPS(cadence_exit, struct scx_exit_info *ei)
 {
-	parity_timers_stopped = true;
+	bpf_timers_stopped = true;
 	UEI_RECORD(uei, ei);
 }
 

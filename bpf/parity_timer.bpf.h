@@ -24,19 +24,10 @@
  * The timer runs in softirq (a BPF timer is a soft hrtimer) on the CPU that
  * armed it last, not necessarily the one it is for: that one is kicked.
  * PREEMPT_RT kernels refuse BPF timers, so there the loader turns this off
- * (parity_timer_on) and held wake-ups wait for the tick as before.
+ * (bpf_timers_on, timers.bpf.h) and held wake-ups wait for the tick as before.
  */
 #ifndef __CADENCE_PARITY_TIMER_BPF_H
 #define __CADENCE_PARITY_TIMER_BPF_H
-
-/* include/uapi/linux/time.h; a define there, so not in vmlinux.h. */
-#define CADENCE_CLOCK_MONOTONIC 1
-
-/* Set by the loader: false on PREEMPT_RT, whose verifier refuses bpf_timer. */
-const volatile bool parity_timer_on = true;
-
-/* Set by exit(): a timer that fires after it leaves the CPUs alone. */
-static bool parity_timers_stopped;
 
 struct parity_timer {
 	struct bpf_timer timer;
@@ -68,7 +59,7 @@ static int parity_timer_fired(void *map, int *key, struct parity_timer *t)
 	s32 cpu = *key;
 	u64 held_ns;
 
-	if (parity_timers_stopped)
+	if (bpf_timers_stopped)
 		return 0;
 	policy_snapshot(&pol);
 	if (waiting_preempts(&pol, cpu, scx_bpf_now(), &held_ns)) {
@@ -95,7 +86,7 @@ static __always_inline void parity_timer_arm(s32 cpu, u64 delay_ns)
 	u32 key = cpu;
 	struct parity_timer *t;
 
-	if (!parity_timer_on)
+	if (!bpf_timers_on)
 		return;
 	t = bpf_map_lookup_elem(&parity_timers, &key);
 	if (!t)

@@ -141,12 +141,13 @@ impl<'a> Scheduler<'a> {
             warn!("test only: cpufreq targets follow util_inject, not PELT");
         }
         // PREEMPT_RT's verifier refuses BPF timers: there a wake-up held
-        // back by run-to-parity waits for the tick (bpf/parity_timer.bpf.h).
-        rodata.parity_timer_on =
+        // back by run-to-parity, and a slice that ends while others wait,
+        // wait for the tick (bpf/timers.bpf.h).
+        rodata.bpf_timers_on =
             !crate::preflight::preempt_rt(Path::new(crate::preflight::KERNEL_SYSFS));
-        if !rodata.parity_timer_on {
+        if !rodata.bpf_timers_on {
             warn!(
-                "PREEMPT_RT kernel: no BPF timers, so wake-ups held back by slice.min_us wait for the tick"
+                "PREEMPT_RT kernel: no BPF timers, so wake-ups held back by slice.min_us, and latency.slice_timer_us, wait for the tick"
             );
         }
         rodata.nr_llcs = llcs.nr_llcs() as u32;

@@ -57,6 +57,9 @@ pub struct Latency {
     pub wakeup_preempt: bool,
     /// A sync wake-up may go to the waker's CPU.
     pub sync_wakeup: bool,
+    /// While others wait, a timer ends a used-up slice no sooner than
+    /// this after its start (bpf/slice_timer.bpf.h); 0: the tick does.
+    pub slice_timer_us: u64,
 }
 
 /// Frequency: what a ratio of 1024 stands for.

@@ -82,6 +82,17 @@ pub const FIELDS: &[Field] = &[
         doc: "A sync wake-up (the waker is about to sleep: pipes, sockets) goes to the waker's CPU when it shares the wakee's LLC and nothing else waits there; one that finds no CPU at all preempts nobody",
     },
     Field {
+        key: "latency.slice_timer_us",
+        // 0 switches the timer off. The ceiling is slice.max_us's: a floor
+        // above every slice would time nothing the tick does not.
+        kind: Kind::Int {
+            min: 0,
+            max: 100_000,
+            unit: "microseconds",
+        },
+        doc: "While others wait for its CPU, a running task's slice is ended by a timer when it is used up, but no sooner than this after the task began, instead of at the next tick (the fair class's HRTICK); 0: only the tick ends slices",
+    },
+    Field {
         key: "placement.idle_core_first",
         kind: Kind::Bool,
         doc: "Wake tasks on a fully idle SMT core before an idle sibling thread",

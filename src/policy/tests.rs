@@ -173,14 +173,16 @@ fn words_reach_bpf_as_the_c_enums_number_them() {
     assert_eq!(bpf("latency.wakeup_preempt=false").wakeup_preempt, 0);
     assert_eq!(bpf("latency.wakeup_preempt=true").wakeup_preempt, 1);
     assert_eq!(bpf("latency.sync_wakeup=false").sync_wakeup, 0);
+    assert_eq!(bpf("latency.slice_timer_us=750").slice_timer_us, 750);
+    assert_eq!(bpf("latency.slice_timer_us=0").slice_timer_us, 0);
     // presets/performance.toml: max_us = 6000, headroom_pct = 160.
     let perf = Named::load("performance").unwrap().policy;
     let b = perf.to_bpf(&table).unwrap();
     assert_eq!((b.slice_max_ns, b.cpufreq_headroom_pct), (6_000_000, 160));
 }
 
-/// `ctl get` names every field of struct cadence_policy: 5 u64 and 20 u32
-/// fields make its 120 bytes. A field added to the
+/// `ctl get` names every field of struct cadence_policy: 5 u64, 19 u32 and
+/// 2 u16 fields make its 120 bytes. A field added to the
 /// C struct changes the size and fails here until bpf_fields() has it.
 #[test]
 fn bpf_fields_name_every_field_of_the_struct() {
@@ -191,7 +193,8 @@ fn bpf_fields_name_every_field_of_the_struct() {
         .to_bpf(&crate::freq::FreqTable::default())
         .unwrap();
     let f = bpf_fields(&pol);
-    assert_eq!(f.len(), 25);
+    assert_eq!(f.len(), 26);
+    assert_eq!(f["slice_timer_us"], 500);
     assert_eq!(f["place_hold"], 1);
     assert_eq!(f["place_move_margin"], 2);
     assert_eq!(f["wakeup_preempt"], u64::from(pol.wakeup_preempt));
@@ -314,14 +317,18 @@ proptest! {
         interval_us in 0u64..=1_000_000,
         down_hold_us in 0u64..=1_000_000,
         legacy_iowait_boost: bool,
-        latency: (bool, bool),
+        latency in (any::<bool>(), any::<bool>(), 0u64..=100_000),
         hold in (any::<bool>(), 2u32..=64),
         idle in (0usize..3, 0usize..2, 1u64..=49, 0u64..=65_535, 0usize..2, 0usize..2),
     ) {
         let min = (50 + ((max.max(50) - 50) as f64 * min_frac) as u64).min(max);
         let p = Policy {
             slice: Slice { max_us: max, min_us: min, lag_us: lag },
-            latency: Latency { wakeup_preempt: latency.0, sync_wakeup: latency.1 },
+            latency: Latency {
+                wakeup_preempt: latency.0,
+                sync_wakeup: latency.1,
+                slice_timer_us: latency.2,
+            },
             placement: Placement {
                 idle_core_first,
                 order: PlaceOrder::WORDS[place_order].0,

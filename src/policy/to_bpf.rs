@@ -21,8 +21,10 @@ impl Policy {
         pol.slice_max_ns = self.slice.max_us * 1000;
         pol.slice_min_ns = self.slice.min_us * 1000;
         pol.slice_lag_ns = self.slice.lag_us * 1000;
-        pol.wakeup_preempt = self.latency.wakeup_preempt as u32;
-        pol.sync_wakeup = self.latency.sync_wakeup as u32;
+        pol.wakeup_preempt = self.latency.wakeup_preempt as u16;
+        pol.sync_wakeup = self.latency.sync_wakeup as u16;
+        // schema.rs bounds it to 100_000.
+        pol.slice_timer_us = self.latency.slice_timer_us as u32;
         pol.idle_core_first = self.placement.idle_core_first as u32;
         pol.place_order = self.placement.order.bpf();
         pol.place_hold = self.placement.hold as u32;
@@ -57,7 +59,7 @@ impl Policy {
 /// padding left out. A field added to the struct and not here shows up as
 /// a mismatch in the VM's pinned-map comparison.
 pub fn fields(pol: &bpf_intf::cadence_policy) -> BTreeMap<String, u64> {
-    let f: [(&str, u64); 25] = [
+    let f: [(&str, u64); 26] = [
         ("slice_max_ns", pol.slice_max_ns),
         ("slice_min_ns", pol.slice_min_ns),
         ("slice_lag_ns", pol.slice_lag_ns),
@@ -81,6 +83,7 @@ pub fn fields(pol: &bpf_intf::cadence_policy) -> BTreeMap<String, u64> {
         ("idle_place", pol.idle_place.into()),
         ("wakeup_preempt", pol.wakeup_preempt.into()),
         ("sync_wakeup", pol.sync_wakeup.into()),
+        ("slice_timer_us", pol.slice_timer_us.into()),
         ("place_hold", pol.place_hold.into()),
         ("place_move_margin", pol.place_move_margin.into()),
     ];

@@ -99,12 +99,14 @@ cpu_metrics! {
     wake_preempt_spent: "Of wake_preempt, running tasks preempted although their deadline was earlier: they had run past their share or used up their slice",
     wake_sync_yield: "Sync wake-ups that found no CPU and preempted nobody: their waker is about to free one",
     wake_parity_kick: "CPUs kicked when the minimum slice that held a wake-up back ended, because a waiting task then preempts",
+    slice_timer_kick: "Slices the slice timer ended on time, because others waited (latency.slice_timer_us)",
+    slice_timer_rcu: "Slice timers that left a used-up slice to the tick because the task was inside an RCU read-side critical section",
 }
 
 /// One line of counters, grouped as `--stats` prints them.
 pub fn format_counters(m: &CpuMetrics) -> String {
     format!(
-        "wake: prev-core {} llc-core {} core {} prev {} llc {} any {} busy {} | place: prev-small {} idle-big {} idle-small {} near-small {} near-big {} near-llc {} any {} busy {} | enq: pinned {} idle {} llc {} stay {} lag-floor {} wait-cap {} kick {} | dsp: own {} llc {} steal {} balance {} keep {} defer {} rebalance {} starved {} | preempt {} rcu-reader {} | latency: preempt {} spent {} parity {} parity-kick {} tick {} sync {} sync-yield {} overtake {} | moves: thread {} small {} big {} by wake {} requeue {} queue {} | policy gen {} refresh {}",
+        "wake: prev-core {} llc-core {} core {} prev {} llc {} any {} busy {} | place: prev-small {} idle-big {} idle-small {} near-small {} near-big {} near-llc {} any {} busy {} | enq: pinned {} idle {} llc {} stay {} lag-floor {} wait-cap {} kick {} | dsp: own {} llc {} steal {} balance {} keep {} defer {} rebalance {} starved {} | preempt {} rcu-reader {} | latency: preempt {} spent {} parity {} parity-kick {} slice-kick {} slice-rcu {} tick {} sync {} sync-yield {} overtake {} | moves: thread {} small {} big {} by wake {} requeue {} queue {} | policy gen {} refresh {}",
         m.select_prev_core,
         m.select_llc_core,
         m.select_any_core,
@@ -141,6 +143,8 @@ pub fn format_counters(m: &CpuMetrics) -> String {
         m.wake_preempt_spent,
         m.wake_parity,
         m.wake_parity_kick,
+        m.slice_timer_kick,
+        m.slice_timer_rcu,
         m.tick_wake_preempt,
         m.wake_sync,
         m.wake_sync_yield,

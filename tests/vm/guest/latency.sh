@@ -63,6 +63,63 @@ case_wakeup_preempts_a_hog() {
 	stop_sched
 }
 
+# nonvoluntary PID...: the involuntary context switches of PIDs, summed.
+nonvoluntary() {
+	local pid n=0
+	for pid in "$@"; do
+		n=$((n + $(awk '/^nonvoluntary_ctxt_switches/ { print $2 }' "/proc/$pid/status")))
+	done
+	echo "$n"
+}
+
+# slice_ends_over SECONDS PID...: slice_timer_kick and the PIDs'
+# involuntary switches, before and after SECONDS.
+slice_ends_over() {
+	local secs=$1 k0 s0
+	shift
+	k0=$(total slice_timer_kick)
+	s0=$(nonvoluntary "$@")
+	sleep "$secs"
+	echo "$k0 $s0 $(total slice_timer_kick) $(nonvoluntary "$@")"
+}
+
+# Two hogs pinned to CPU 1 take turns for 3 s. Each slice is 1.5 ms
+# (slice.max_us over the two tasks that want the CPU), above balanced's
+# latency.slice_timer_us of 500 us, and before the timer it ended at the
+# next tick, 4 ms at HZ=250. With the timer, a slice that ends while the
+# other hog waits is ended by it: slice_timer_kick must grow by at least
+# half the hogs' involuntary switches (a tick that comes first and finds
+# the slice used up ends it instead). Switched off live
+# (latency.slice_timer_us=0), the same run kicks nothing, and the tick
+# ends the slices. The switches of both runs are printed for the log.
+case_slice_timer_ends_slices() {
+	local log=$VM_OUT/slice_timer.sched.log seq0 h1 h2 k0 k1 kb k2 s0 s1 sb s2
+	start_sched "$log" || return 1
+	seq0=$(enable_seq)
+	h1=$(hog 1 0)
+	h2=$(hog 1 0)
+	sleep 1
+	read -r k0 s0 k1 s1 <<<"$(slice_ends_over 3 "$h1" "$h2")"
+	"$SCHED" ctl set latency.slice_timer_us=0 >/dev/null || fail "ctl set refused" || return 1
+	# Every CPU takes the change at its next tick; a timer set before it
+	# may still fire once.
+	sleep 0.5
+	read -r kb sb k2 s2 <<<"$(slice_ends_over 3 "$h1" "$h2")"
+	kill "$h1" "$h2"
+	echo "timer on:  $((s1 - s0)) switches, slice_timer_kick +$((k1 - k0))"
+	echo "timer off: $((s2 - sb)) switches, slice_timer_kick +$((k2 - kb))"
+	[ $((s1 - s0)) -gt 0 ] || fail "the two hogs never switched" || return 1
+	[ $((2 * (k1 - k0))) -ge $((s1 - s0)) ] ||
+		fail "the timer ended $((k1 - k0)) of $((s1 - s0)) slices" || return 1
+	[ $((k2 - kb)) -eq 0 ] || fail "$((k2 - kb)) timed slice ends with latency.slice_timer_us=0" || return 1
+	[ "$(sched_state)" = enabled ] && [ "$(enable_seq)" = "$seq0" ] ||
+		fail "the scheduler did not stay attached" || return 1
+	local bad
+	bad=$(kernel_complaints)
+	[ -z "$bad" ] || fail "dmesg: $(echo "$bad" | head -n 3)" || return 1
+	stop_sched
+}
+
 # cyclictest's shape: a sleeper pinned to each CPU (300 wake-ups each,
 # every 10 ms) beside 4 unpinned hogs that keep every CPU busy. A pinned
 # sleeper's wake-up runs on its own CPU, where it should take over from
