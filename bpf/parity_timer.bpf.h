@@ -92,9 +92,8 @@ static __always_inline void parity_timer_arm(s32 cpu, u64 delay_ns)
 	if (!t)
 		return;
 	if (!t->ready) {
-		/* Another CPU may set it up at the same time: -EBUSY, harmless. */
-		bpf_timer_init(&t->timer, &parity_timers, CADENCE_CLOCK_MONOTONIC);
-		bpf_timer_set_callback(&t->timer, parity_timer_fired);
+		if (!CADENCE_TIMER_SETUP(t, parity_timers, parity_timer_fired))
+			return;
 		t->ready = 1;
 	}
 	bpf_timer_start(&t->timer, delay_ns, 0);

@@ -27,9 +27,11 @@
  *
  * As at the tick, a task inside an RCU read-side critical section is not
  * cut (in_rcu_read_section() in main.bpf.c): the timer runs in softirq on
- * that CPU, so the interrupted task is the current one, and a count above
- * 0 (no BPF trampoline takes rcu_read_lock() for a timer callback) leaves
- * the slice to the tick, which refills it.
+ * that CPU, at an interrupt's exit or a local_bh_enable() of the running
+ * task, so that task is the current one, and a count above 0 (no BPF
+ * trampoline takes rcu_read_lock() for a timer callback) leaves the slice
+ * to the tick, which refills it. Softirqs pushed to ksoftirqd run with
+ * ksoftirqd current, whose run is not the one the timer was set for.
  */
 #ifndef __CADENCE_SLICE_TIMER_BPF_H
 #define __CADENCE_SLICE_TIMER_BPF_H
@@ -49,6 +51,8 @@ struct slice_timer {
 	/* The run on this CPU, as its last start wrote it: start and timed end (ns). */
 	u64 run_start;
 	u64 run_end;
+	/* When the pending timer fires (ns), while @armed. */
+	u64 expires;
 	/* 1 while the timer is pending. */
 	u32 armed;
 	/* 1 once the timer is set up (slice_timer_set()). */
@@ -66,17 +70,19 @@ struct {
 static int slice_timer_fired(void *map, int *key, struct slice_timer *t);
 
 /*
- * Fire @t in @delay_ns, on this CPU. Set up on first use, from a
+ * Fire @t at @at, on this CPU (@now < @at). Set up on first use, from a
  * non-sleepable callback, for the reason parity_timer_arm() gives.
  */
-static __always_inline void slice_timer_set(struct slice_timer *t, u64 delay_ns)
+static __always_inline void slice_timer_set(struct slice_timer *t, u64 now, u64 at)
 {
 	if (!t->ready) {
-		bpf_timer_init(&t->timer, &slice_timers, CADENCE_CLOCK_MONOTONIC);
-		bpf_timer_set_callback(&t->timer, slice_timer_fired);
+		t->armed = 0;
+		if (!CADENCE_TIMER_SETUP(t, slice_timers, slice_timer_fired))
+			return;
 		t->ready = 1;
 	}
-	t->armed = !bpf_timer_start(&t->timer, delay_ns, BPF_F_TIMER_CPU_PIN);
+	t->armed = !bpf_timer_start(&t->timer, at - now, BPF_F_TIMER_CPU_PIN);
+	t->expires = at;
 }
 
 /*
@@ -99,7 +105,7 @@ static int slice_timer_fired(void *map, int *key, struct slice_timer *t)
 		return 0;
 	now = scx_bpf_now();
 	if ((s64)(t->run_end - now) > (s64)CADENCE_SLICE_TIMER_SLACK_NS) {
-		slice_timer_set(t, t->run_end - now);
+		slice_timer_set(t, now, t->run_end);
 		return 0;
 	}
 	curr = bpf_get_current_task_btf();
@@ -114,7 +120,9 @@ static int slice_timer_fired(void *map, int *key, struct slice_timer *t)
 
 /*
  * A run of @slice_ns began on @cpu, this CPU, at @run_start: record its
- * timed end, and set the timer for it if others wait and none is pending.
+ * timed end, and if others wait, set the timer for it unless one is
+ * pending for no later (a later one, left by a longer run that ended
+ * early, is pulled in).
  */
 static __always_inline void slice_timer_start(const struct cadence_policy *pol, s32 cpu,
 					      u64 run_start, u64 slice_ns, u64 now)
@@ -130,9 +138,11 @@ static __always_inline void slice_timer_start(const struct cadence_policy *pol, 
 		return;
 	t->run_start = run_start;
 	t->run_end = run_start + (slice_ns > floor ? slice_ns : floor);
-	if (t->armed || !nr_waiting(cpu) || (s64)(t->run_end - now) <= 0)
+	if (!nr_waiting(cpu) || (s64)(t->run_end - now) <= 0)
 		return;
-	slice_timer_set(t, t->run_end - now);
+	if (t->armed && (s64)(t->expires - t->run_end) <= (s64)CADENCE_SLICE_TIMER_SLACK_NS)
+		return;
+	slice_timer_set(t, now, t->run_end);
 }
 
 #endif /* __CADENCE_SLICE_TIMER_BPF_H */

@@ -16,4 +16,17 @@ const volatile bool bpf_timers_on = true;
 /* Set by exit(): a timer that fires after it leaves the CPUs alone. */
 static bool bpf_timers_stopped;
 
+/*
+ * Set up the bpf_timer in @t (a map value of @map) to call @cb: true if it
+ * is ready to start. Another CPU setting it up at the same moment makes
+ * bpf_timer_init() return -EBUSY, which is no failure. On any other
+ * failure (-ENOMEM) the caller leaves it not ready, to try again at its
+ * next arming, instead of starting a timer that has no callback.
+ */
+#define CADENCE_TIMER_SETUP(t, map, cb)                                                            \
+	({                                                                                         \
+		long __err = bpf_timer_init(&(t)->timer, &(map), CADENCE_CLOCK_MONOTONIC);         \
+		(!__err || __err == -EBUSY) && !bpf_timer_set_callback(&(t)->timer, cb);           \
+	})
+
 #endif /* __CADENCE_TIMERS_BPF_H */
