@@ -76,7 +76,6 @@ static int slice_timer_fired(void *map, int *key, struct slice_timer *t);
 static __always_inline void slice_timer_set(struct slice_timer *t, u64 now, u64 at)
 {
 	if (!t->ready) {
-		t->armed = 0;
 		if (!CADENCE_TIMER_SETUP(t, slice_timers, slice_timer_fired))
 			return;
 		t->ready = 1;
