@@ -67,10 +67,14 @@ churn_case() {
 
 # churn_run NAME WHAT [SAMPLER_ARGS...]: with the scheduler running, four
 # CPU-bound tasks on QEMU's SMT4 cores beside 30 forks a second
-# (place_sample.py --churn, with SAMPLER_ARGS); at least 20 forks a second
+# (place_sample.py --churn, with SAMPLER_ARGS); at least 15 forks a second
 # achieved, the tasks split 2 and 2 in at least 90% of the samples, at
 # most 5 moves across small or big cores in them. NAME names the output
-# file, WHAT the failure.
+# file, WHAT the failure. The fork floor shows that the churn ran, at half
+# the rate asked: under TCG a fork and exec costs what the host gives, and
+# the pinned-sleepers case reached 23.8-30.0 forks a second here and in CI
+# but 17.4 in CI at 1870012, on a host that also took 53 samples in 10 s
+# against 63 here (a floor of 20 failed that run; its split held 100%).
 churn_run() {
 	local what=$2 out=$VM_OUT/place.$1.json
 	shift 2
@@ -83,7 +87,7 @@ churn_run() {
 		moves = m["small"] + m["big"]
 		print(f"even {d['share']:.0%} of {d['samples']} samples {d['distributions']}, "
 		      f"moves {moves} {m}, {d['migrations_per_s']} migrations/s, {d['forks_per_s']} forks/s")
-		assert d["forks_per_s"] >= 20, "fewer than 20 forks a second"
+		assert d["forks_per_s"] >= 15, "fewer than 15 forks a second"
 		assert d["share"] >= 0.9, "split evenly in less than 90% of the samples"
 		assert moves <= 5, "moved across small or big cores more than 5 times"
 	PY
