@@ -64,6 +64,7 @@
 #include "deadline.bpf.h"
 #include "fair.bpf.h"
 #include "timers.bpf.h"
+#include "rcu_reader.bpf.h"
 #include "parity_timer.bpf.h"
 #include "latency.bpf.h"
 #include "slice_timer.bpf.h"
@@ -742,20 +743,6 @@ void BPF_STRUCT_OPS(cadence_quiescent, struct task_struct *p, u64 deq_flags)
 	util_quiescent(p, tctx, deq_flags);
 }
 
-/*
- * Whether @p, the task running on this callback's CPU, is inside an RCU
- * read-side critical section: CONFIG_PREEMPT_RCU keeps a per-task nesting
- * count (never true without it), in which the BPF trampoline's own
- * rcu_read_lock() around this program counts once.
- */
-static __always_inline bool in_rcu_read_section(const struct task_struct *p)
-{
-	if (!bpf_core_field_exists(p->rcu_read_lock_nesting) ||
-	    p != (const struct task_struct *)bpf_get_current_task_btf())
-		return false;
-	return p->rcu_read_lock_nesting > 1;
-}
-
 void BPF_STRUCT_OPS(cadence_tick, struct task_struct *p)
 {
 	struct task_ctx *tctx = lookup_task_ctx(p);
@@ -782,7 +769,7 @@ void BPF_STRUCT_OPS(cadence_tick, struct task_struct *p)
 	 * under load) copying a huge page held a grace period 21 s, and the
 	 * kernel ended the scheduler for an RCU stall.
 	 */
-	if (in_rcu_read_section(p)) {
+	if (in_rcu_read_section(p, CADENCE_RCU_LOCKS_STRUCT_OPS)) {
 		if (p->scx.slice < pol.slice_min_ns)
 			scx_bpf_task_set_slice(p, pol.slice_min_ns);
 		stat_inc(tick_rcu_reader);

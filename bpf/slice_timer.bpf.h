@@ -26,11 +26,10 @@
  * floor, not by the switch rate.
  *
  * As at the tick, a task inside an RCU read-side critical section is not
- * cut (in_rcu_read_section() in main.bpf.c): the timer runs in softirq on
- * that CPU, at an interrupt's exit or a local_bh_enable() of the running
- * task, so that task is the current one, and a count above 0 (no BPF
- * trampoline takes rcu_read_lock() for a timer callback) leaves the slice
- * to the tick, which refills it. Softirqs pushed to ksoftirqd run with
+ * cut (rcu_reader.bpf.h): the timer runs in softirq on that CPU, at an
+ * interrupt's exit or a local_bh_enable() of the running task, so that
+ * task is the current one, and any read lock it holds leaves the slice to
+ * the tick, which refills it. Softirqs pushed to ksoftirqd run with
  * ksoftirqd current, whose run is not the one the timer was set for.
  */
 #ifndef __CADENCE_SLICE_TIMER_BPF_H
@@ -108,7 +107,7 @@ static int slice_timer_fired(void *map, int *key, struct slice_timer *t)
 		return 0;
 	}
 	curr = bpf_get_current_task_btf();
-	if (bpf_core_field_exists(curr->rcu_read_lock_nesting) && curr->rcu_read_lock_nesting > 0) {
+	if (in_rcu_read_section(curr, CADENCE_RCU_LOCKS_TIMER)) {
 		stat_inc(slice_timer_rcu);
 		return 0;
 	}
