@@ -57,10 +57,11 @@ for round in $(seq "$rounds"); do
 			cmd="$cmd --idle-states $VM_ROOT/docs/idle-states/intel-skylake-sp.txt"
 			;;
 		esac
-		# The same binary with issue 14's wake-up preemption and sync
-		# wake-ups off, so the table shows what they change in one boot.
+		# The same binary with issue 14's wake-up preemption, sync
+		# wake-ups and slice timer off, so the table shows what they
+		# change in one boot.
 		[ "$name" = scx_cadence_nolat ] &&
-			cmd="$cmd --set latency.wakeup_preempt=false --set latency.sync_wakeup=false"
+			cmd="$cmd --set latency.wakeup_preempt=false --set latency.sync_wakeup=false --set latency.slice_timer_us=0"
 		pid=""
 		if [ "$name" != eevdf ]; then
 			$cmd >"$VM_OUT/$name.$round.log" 2>&1 &

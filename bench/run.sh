@@ -60,7 +60,7 @@ result=$ROOT/bench/results/$date-$(git -C "$ROOT" rev-parse --short HEAD).md
 	echo "- Guest: QEMU TCG on one host thread (no KVM), $cpus vCPUs, 2 GiB, Debian kernel $SCX_CADENCE_KERNEL_VERSION,"
 	echo "  virtme-ng with the host's root file system."
 	echo "- Peers: scx_bpfland $BPFLAND_VERSION and scx_lavd $LAVD_VERSION from crates.io, default options;"
-	echo "  scx_cadence_nolat is this scx_cadence with latency.wakeup_preempt and latency.sync_wakeup off;"
+	echo "  scx_cadence_nolat is this scx_cadence with latency.wakeup_preempt, latency.sync_wakeup and latency.slice_timer_us off;"
 	echo "  scx_cadence_base is scx_cadence at $BASE_COMMIT, before utilization tracking;"
 	echo "  scx_floor (bench/floor) is the least a sched_ext scheduler does: what sched_ext itself costs."
 	echo
