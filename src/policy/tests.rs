@@ -194,7 +194,7 @@ fn bpf_fields_name_every_field_of_the_struct() {
         .unwrap();
     let f = bpf_fields(&pol);
     assert_eq!(f.len(), 26);
-    assert_eq!(f["slice_timer_us"], 500);
+    assert_eq!(f["slice_timer_us"], 0);
     assert_eq!(f["place_hold"], 1);
     assert_eq!(f["place_move_margin"], 2);
     assert_eq!(f["wakeup_preempt"], u64::from(pol.wakeup_preempt));
