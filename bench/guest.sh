@@ -53,7 +53,7 @@ for round in $(seq "$rounds"); do
 		# cost is in the table beside update_idle's. (Here, not in run.sh:
 		# boot.sh hands the guest its command as one line, split on spaces.)
 		case $name in
-		scx_cadence | scx_cadence_nolat)
+		scx_cadence | scx_cadence_nolat | scx_cadence_timer)
 			cmd="$cmd --idle-states $VM_ROOT/docs/idle-states/intel-skylake-sp.txt"
 			;;
 		esac
@@ -62,6 +62,9 @@ for round in $(seq "$rounds"); do
 		# change in one boot.
 		[ "$name" = scx_cadence_nolat ] &&
 			cmd="$cmd --set latency.wakeup_preempt=false --set latency.sync_wakeup=false --set latency.slice_timer_us=0"
+		# ... and with the slice timer on, which every preset leaves off.
+		[ "$name" = scx_cadence_timer ] &&
+			cmd="$cmd --set latency.slice_timer_us=500"
 		pid=""
 		if [ "$name" != eevdf ]; then
 			$cmd >"$VM_OUT/$name.$round.log" 2>&1 &

@@ -40,6 +40,7 @@ mkdir -p "$out"
 	bash "$ROOT/bench/guest.sh" "$rounds" eevdf \
 	"scx_cadence=$ROOT/target/release/scx_cadence" \
 	"scx_cadence_nolat=$ROOT/target/release/scx_cadence" \
+	"scx_cadence_timer=$ROOT/target/release/scx_cadence" \
 	"scx_cadence_base=$base/target/release/scx_cadence" \
 	"scx_bpfland=$bpfland" \
 	"scx_lavd=$LAVD" \
@@ -61,6 +62,7 @@ result=$ROOT/bench/results/$date-$(git -C "$ROOT" rev-parse --short HEAD).md
 	echo "  virtme-ng with the host's root file system."
 	echo "- Peers: scx_bpfland $BPFLAND_VERSION and scx_lavd $LAVD_VERSION from crates.io, default options;"
 	echo "  scx_cadence_nolat is this scx_cadence with latency.wakeup_preempt, latency.sync_wakeup and latency.slice_timer_us off;"
+	echo "  scx_cadence_timer is this scx_cadence with latency.slice_timer_us = 500 (every preset leaves it off);"
 	echo "  scx_cadence_base is scx_cadence at $BASE_COMMIT, before utilization tracking;"
 	echo "  scx_floor (bench/floor) is the least a sched_ext scheduler does: what sched_ext itself costs."
 	echo
