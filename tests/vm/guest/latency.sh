@@ -87,16 +87,17 @@ slice_ends_over() {
 # Two hogs pinned to CPU 1 take turns for 3 s. Each slice is 1.5 ms
 # (slice.max_us over the two tasks that want the CPU), above the
 # latency.slice_timer_us of 500 us set here (balanced leaves it off), and
-# without the timer it ends at the next tick, 4 ms at HZ=250. With the timer, the slices that end while the
-# other hog waits are ended by it: slice_timer_kick must grow by at least
-# half the hogs' involuntary switches. Switched off live
-# (latency.slice_timer_us=0), the same run kicks nothing. A kick, like a
-# tick's cut, leaves the choice to dispatch(), which often gives the
-# running hog another slice (its next deadline against the waiting one's,
-# fixed when it was queued): kicks outnumber switches, and the tick's
-# cuts (tick_preempt, all CPUs) outnumber them with the timer off. The
-# switches are not compared between the two runs: that would time them.
-# The counts are printed for the log.
+# without the timer it ends at the next tick, 4 ms at HZ=250. With the
+# timer, the slices that end while the other hog waits are ended by it:
+# slice_timer_kick must grow by at least half the hogs' involuntary
+# switches. Switched off live (latency.slice_timer_us=0), the same run
+# kicks nothing. A kick, like a tick's cut, leaves the choice to
+# dispatch(), which often gives the running hog another slice (its next
+# deadline against the waiting one's, fixed when it was queued): kicks
+# outnumber switches, and the tick's cuts (tick_preempt, all CPUs)
+# outnumber them with the timer off. The switches are not compared
+# between the two runs: that would time them. The counts are printed for
+# the log.
 case_slice_timer_ends_slices() {
 	local log=$VM_OUT/slice_timer.sched.log seq0 h1 h2 kon son ton koff soff toff
 	start_sched "$log" --set latency.slice_timer_us=500 || return 1

@@ -70,11 +70,12 @@ churn_case() {
 # (place_sample.py --churn, with SAMPLER_ARGS); at least 15 forks a second
 # achieved, the tasks split 2 and 2 in at least 90% of the samples, at
 # most MAX_MOVES (default 5) moves across small or big cores in them.
-# NAME names the output file, WHAT the failure. The fork floor shows that the churn ran, at half
-# the rate asked: under TCG a fork and exec costs what the host gives, and
-# the pinned-sleepers case reached 23.8-30.0 forks a second here and in CI
-# but 17.4 in CI at 1870012, on a host that also took 53 samples in 10 s
-# against 63 here (a floor of 20 failed that run; its split held 100%).
+# NAME names the output file, WHAT the failure. The fork floor shows that
+# the churn ran, at half the rate asked: under TCG a fork and exec costs
+# what the host gives, and the pinned-sleepers case reached 23.8-30.0
+# forks a second here and in CI but 17.4 in CI at 1870012, on a host that
+# also took 53 samples in 10 s against 63 here (a floor of 20 failed that
+# run; its split held 100%).
 churn_run() {
 	local what=$2 out=$VM_OUT/place.$1.json max_moves=${MAX_MOVES:-5}
 	shift 2
