@@ -83,5 +83,17 @@ EOF
 # line cut by "[WARN] ...", or "[[WARN]" in the demo). Pipes have no offset:
 # hand vng a pipe for each and let cat append to ours. The pipeline waits for
 # both cats, and pipefail keeps vng's exit code.
+#
+# tsc=nowatchdog: the guest's TSC is not checked by the clocksource watchdog.
+# On 7.2 that watchdog also checks TSC skew between CPUs by a handshake in
+# which both CPUs spin with interrupts off (kernel/time/clocksource.c,
+# watchdog_check_skew()). Under TCG every vCPU reads one emulated TSC, so
+# there is no skew to find, and the handshake is a long spin: in CI at
+# fd7a028, CPU 0 sat in it for at least 42 s inside a task that held tasklist_lock's
+# wait queue, while the CPU it waited for spun with interrupts off on that
+# lock. RCU reported both CPUs stalled, sched_ext ended the scheduler, and
+# all went on once the handshake timed out ("Watchdog remote CPU 5 read
+# timed out"). RCU's stall detector and the sched_ext watchdog stay on.
 { vng "${verbose[@]}" -r "$SCX_CADENCE_KERNEL" --disable-kvm --cpus "$cpus" --memory "$memory" \
+	--append tsc=nowatchdog \
 	--rwdir="$out" --qemu-opts="$qemu" -- sh "$guest_script" 2>&1 >&3 3>&- | cat >&2 3>&-; } 3>&1 | cat
