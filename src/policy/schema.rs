@@ -15,6 +15,12 @@ pub enum Kind {
         max: i64,
         unit: &'static str,
     },
+    /// 0 (off), or an integer in min..=max, in @unit.
+    OffOrInt {
+        min: i64,
+        max: i64,
+        unit: &'static str,
+    },
     /// true or false.
     Bool,
     /// One of a fixed list of words (a choices.rs type's).
@@ -83,10 +89,12 @@ pub const FIELDS: &[Field] = &[
     },
     Field {
         key: "latency.slice_timer_us",
-        // 0 switches the timer off. The ceiling is slice.max_us's: a floor
+        // 0 switches the timer off. Otherwise at least slice.min_us's floor
+        // (50): every slice is at least that long, so a lower value times
+        // nothing that 50 does not. The ceiling is slice.max_us's: a floor
         // above every slice would time nothing the tick does not.
-        kind: Kind::Int {
-            min: 0,
+        kind: Kind::OffOrInt {
+            min: 50,
             max: 100_000,
             unit: "microseconds",
         },
@@ -280,6 +288,15 @@ impl Kind {
                     ))
                 }
             }
+            (Kind::OffOrInt { min, max, unit }, toml::Value::Integer(v)) => {
+                if *v == 0 || (*min..=*max).contains(v) {
+                    Ok(())
+                } else {
+                    Err(format!(
+                        "{key} = {v} is out of range: allowed 0 (off) or {min}..={max} ({unit})"
+                    ))
+                }
+            }
             (Kind::Bool, toml::Value::Boolean(_)) => Ok(()),
             (Kind::Choice { values }, toml::Value::String(s)) => {
                 let values = values();
@@ -334,6 +351,9 @@ impl Kind {
     fn describe(&self) -> String {
         match self {
             Kind::Int { min, max, unit } => format!("an integer in {min}..={max} ({unit})"),
+            Kind::OffOrInt { min, max, unit } => {
+                format!("0 (off) or an integer in {min}..={max} ({unit})")
+            }
             Kind::Bool => "true or false".to_string(),
             Kind::Choice { values } => format!("one of {}", values().join(", ")),
             Kind::FreqMax => crate::freq::choice::SYNTAX.to_string(),

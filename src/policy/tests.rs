@@ -88,6 +88,14 @@ fn errors_name_the_field_the_value_and_the_range() {
         err("[slice]\nfoo = 1\n")
             .starts_with("unknown key `slice.foo`: the policy fields are slice.max_us,")
     );
+    // latency.slice_timer_us: 0 is off, 1-49 times nothing that 50 does
+    // not (every slice is at least 50 us), so it is refused.
+    assert_eq!(
+        err("[latency]\nslice_timer_us = 49\n"),
+        "latency.slice_timer_us = 49 is out of range: allowed 0 (off) or 50..=100000 (microseconds)"
+    );
+    assert!(Policy::parse("[latency]\nslice_timer_us = 0\n").is_ok());
+    assert!(Policy::parse("[latency]\nslice_timer_us = 50\n").is_ok());
     let e = err("[slice\n");
     assert!(e.starts_with("not valid TOML at line 1, column 7: "), "{e}");
     assert_eq!(e.lines().count(), 1, "{e}");
@@ -317,7 +325,7 @@ proptest! {
         interval_us in 0u64..=1_000_000,
         down_hold_us in 0u64..=1_000_000,
         legacy_iowait_boost: bool,
-        latency in (any::<bool>(), any::<bool>(), 0u64..=100_000),
+        latency in (any::<bool>(), any::<bool>(), prop_oneof![Just(0u64), 50u64..=100_000]),
         hold in (any::<bool>(), 2u32..=64),
         idle in (0usize..3, 0usize..2, 1u64..=49, 0u64..=65_535, 0usize..2, 0usize..2),
     ) {
