@@ -87,13 +87,20 @@ EOF
 # tsc=nowatchdog: the guest's TSC is not checked by the clocksource watchdog.
 # On 7.2 that watchdog also checks TSC skew between CPUs by a handshake in
 # which both CPUs spin with interrupts off (kernel/time/clocksource.c,
-# watchdog_check_skew()). Under TCG every vCPU reads one emulated TSC, so
-# there is no skew to find, and the handshake is a long spin: in CI at
-# fd7a028, CPU 0 sat in it for at least 42 s inside a task that held tasklist_lock's
-# wait queue, while the CPU it waited for spun with interrupts off on that
-# lock. RCU reported both CPUs stalled, sched_ext ended the scheduler, and
-# all went on once the handshake timed out ("Watchdog remote CPU 5 read
-# timed out"). RCU's stall detector and the sched_ext watchdog stay on.
+# watchdog_check_skew()). Under TCG all vCPUs derive the TSC from one host
+# clock, so there is nothing to find; and its 50 us timeout is read only
+# every 5000 PAUSEs, while single-thread TCG hands the host thread to the
+# next vCPU at each PAUSE, so a remote vCPU with interrupts off holds the
+# checking one for about a minute. In CI at fd7a028 CPU 0 sat in it from
+# about 143 s to 206 s (at least 42 s: NMI backtrace at 164 s, "Watchdog
+# remote CPU 5 read timed out" at 206 s), on top of a task that held
+# tasklist_lock's internal wait_lock behind a writer (likely busybox on CPU
+# 6; what that writer waited for is unknown), while CPU 5 spun with
+# interrupts off in write_lock_irq() for that wait_lock and could not
+# answer. RCU reported both CPUs stalled; sched_ext aborted scx_cadence at
+# 164 s but could only finish disabling it at 206.6 s, and the late watchdog
+# marked the TSC unstable. This removes the amplifier, not the writer's
+# delay. RCU's stall detector and the sched_ext watchdog stay on.
 { vng "${verbose[@]}" -r "$SCX_CADENCE_KERNEL" --disable-kvm --cpus "$cpus" --memory "$memory" \
 	--append tsc=nowatchdog \
 	--rwdir="$out" --qemu-opts="$qemu" -- sh "$guest_script" 2>&1 >&3 3>&- | cat >&2 3>&-; } 3>&1 | cat
