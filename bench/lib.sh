@@ -23,6 +23,19 @@ bench_setup() {
 	cargo build --release --locked --manifest-path "$ROOT/Cargo.toml" 2>&1 | tail -n 1
 }
 
+# build_commit COMMIT DIR: builds scx_cadence as it was at COMMIT into DIR
+# (its source from git archive into DIR/src, the build in DIR/target),
+# unless it is there: an older build to run beside this one.
+build_commit() {
+	if [ -x "$2/target/release/scx_cadence" ]; then
+		return 0
+	fi
+	echo "bench: building scx_cadence at $1 (once)"
+	rm -rf "$2/src" && mkdir -p "$2/src"
+	git -C "$ROOT" archive "$1" | tar -x -C "$2/src"
+	cargo build -q --release --locked --manifest-path "$2/src/Cargo.toml" --target-dir "$2/target"
+}
+
 # build_floor: builds scx_floor (bench/floor/floor.bpf.c), the least a
 # sched_ext scheduler does, into scx_cadence's target directory, whose
 # dependencies it shares (seconds after bench_setup).

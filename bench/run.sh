@@ -26,12 +26,7 @@ bpfland=$BPFLAND
 # shows what tracking costs per callback. Built once from git history.
 BASE_COMMIT=2226738
 base=$CACHE/base-$BASE_COMMIT
-if [ ! -x "$base/target/release/scx_cadence" ]; then
-	echo "bench: building scx_cadence at $BASE_COMMIT, the base without util tracking (once)"
-	rm -rf "$base/src" && mkdir -p "$base/src"
-	git -C "$ROOT" archive "$BASE_COMMIT" | tar -x -C "$base/src"
-	cargo build -q --release --locked --manifest-path "$base/src/Cargo.toml" --target-dir "$base/target"
-fi
+build_commit "$BASE_COMMIT" "$base"
 
 cpus=4
 out=$ROOT/bench/out/$(date +%Y%m%d-%H%M%S)

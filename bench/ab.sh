@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Compares scx_cadence builds in one VM boot: EEVDF, scx_cadence as it was at
+# each COMMIT (built once into .cache/ab-<commit>), this tree's release build
+# (scx_cadence) and scx_bpfland, interleaved round by round as in
+# bench/run.sh, and prints the same table of medians, ratios to EEVDF and
+# BPF cost per callback. For telling a code change from boot-to-boot spread,
+# which under TCG is larger than most changes: two bench/run.sh files from
+# different boots do not show which.
+#   bench/ab.sh ROUNDS COMMIT...
+# The table stays in bench/out/ab-<date>/summary.md (ignored); no result file.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+CACHE=${SCX_CADENCE_CACHE:-$ROOT/.cache}
+# shellcheck source=bench/lib.sh
+. "$ROOT/bench/lib.sh"
+if [ $# -lt 2 ]; then
+	echo "usage: bench/ab.sh ROUNDS COMMIT..." >&2
+	exit 2
+fi
+rounds=$1
+shift
+check_count "bench/ab.sh" "$rounds"
+commits=()
+for c in "$@"; do
+	short=$(git -C "$ROOT" rev-parse -q --verify --short=7 "$c^{commit}") || {
+		echo "bench/ab.sh: '$c' is not a commit of this repository" >&2
+		exit 2
+	}
+	commits+=("$short")
+done
+bench_setup
+install_bpfland
+
+out=$ROOT/bench/out/ab-$(date +%Y%m%d-%H%M%S)
+mkdir -p "$out"
+scheds=(eevdf)
+for c in "${commits[@]}"; do
+	build_commit "$c" "$CACHE/ab-$c"
+	# guest.sh gives the idle-state file only to the scx_cadence names, and
+	# boot.sh hands it one line split on spaces: a wrapper adds it here.
+	printf '#!/bin/sh\nexec %s --idle-states %s "$@"\n' \
+		"$CACHE/ab-$c/target/release/scx_cadence" \
+		"$ROOT/docs/idle-states/intel-skylake-sp.txt" >"$out/cadence_$c.sh"
+	chmod +x "$out/cadence_$c.sh"
+	scheds+=("cadence_$c=$out/cadence_$c.sh")
+done
+scheds+=("scx_cadence=$ROOT/target/release/scx_cadence" "scx_bpfland=$BPFLAND")
+
+"$ROOT/tests/vm/boot.sh" --cpus 4 --memory 2G --out "$out" -- \
+	bash "$ROOT/bench/guest.sh" "$rounds" "${scheds[@]}"
+python3 "$ROOT/bench/summarize.py" "$out/raw.csv" "$out/bpf.csv" | tee "$out/summary.md"
+echo "bench/ab.sh: written to $out/summary.md"
