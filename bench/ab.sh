@@ -37,11 +37,15 @@ mkdir -p "$out"
 scheds=(eevdf)
 for c in "${commits[@]}"; do
 	build_commit "$c" "$CACHE/ab-$c"
+	bin=$CACHE/ab-$c/target/release/scx_cadence
 	# guest.sh gives the idle-state file only to the scx_cadence names, and
-	# boot.sh hands it one line split on spaces: a wrapper adds it here.
-	printf '#!/bin/sh\nexec %s --idle-states %s "$@"\n' \
-		"$CACHE/ab-$c/target/release/scx_cadence" \
-		"$ROOT/docs/idle-states/intel-skylake-sp.txt" >"$out/cadence_$c.sh"
+	# boot.sh hands it one line split on spaces: a wrapper adds it here, for
+	# builds that have the idle learner (before it, the option is refused).
+	states=""
+	if "$bin" --help | grep -- --idle-states >/dev/null; then
+		states="--idle-states $ROOT/docs/idle-states/intel-skylake-sp.txt"
+	fi
+	printf '#!/bin/sh\nexec %s %s "$@"\n' "$bin" "$states" >"$out/cadence_$c.sh"
 	chmod +x "$out/cadence_$c.sh"
 	scheds+=("cadence_$c=$out/cadence_$c.sh")
 done
