@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Where a pipe round trip's time goes: `perf bench sched pipe -l 20000`
+# under EEVDF, scx_cadence (this tree), scx_cadence_base (before
+# utilization tracking, as in run.sh), scx_floor and scx_bpfland, in one
+# VM boot, the order rotated each round; for each sched_ext scheduler the
+# BPF time of each program per round trip (run_time_ns and run_cnt read
+# around the run). Prints the table; no result file.
+#   bench/pipe_cost.sh [ROUNDS]    (default 3)
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+CACHE=${SCX_CADENCE_CACHE:-$ROOT/.cache}
+rounds=${1:-3}
+# shellcheck source=bench/lib.sh
+. "$ROOT/bench/lib.sh"
+check_count "bench/pipe_cost.sh" "$rounds"
+bench_setup
+build_floor
+install_bpfland
+# The base of run.sh's scx_cadence_base row.
+BASE_COMMIT=2226738
+build_commit "$BASE_COMMIT" "$CACHE/base-$BASE_COMMIT"
+
+out=$ROOT/bench/out/pipe-$(date +%Y%m%d-%H%M%S)
+mkdir -p "$out"
+"$ROOT/tests/vm/boot.sh" --cpus 4 --memory 2G --out "$out" -- \
+	bash "$ROOT/bench/pipe_guest.sh" "$rounds" eevdf \
+	"scx_cadence=$ROOT/target/release/scx_cadence" \
+	"scx_cadence_base=$CACHE/base-$BASE_COMMIT/target/release/scx_cadence" \
+	"scx_floor=$FLOOR" \
+	"scx_bpfland=$BPFLAND"
+python3 "$ROOT/bench/pipe_cost.py" "$out/pipe.csv" | tee "$out/summary.md"
+echo "bench/pipe_cost.sh: written to $out/summary.md"
