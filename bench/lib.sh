@@ -36,6 +36,18 @@ build_commit() {
 	cargo build -q --release --locked --manifest-path "$2/src/Cargo.toml" --target-dir "$2/target"
 }
 
+# scx_cadence as it was before utilization tracking (issue 4): the same
+# scheduler without PELT, frequency reads or update_idle(), so that a table
+# shows what tracking costs per callback (run.sh, pipe_cost.sh).
+BASE_COMMIT=2226738
+# shellcheck disable=SC2034 # used by the scripts that source this one
+BASE=$CACHE/base-$BASE_COMMIT/target/release/scx_cadence
+
+# build_base: builds the base at BASE_COMMIT unless it is there (once).
+build_base() {
+	build_commit "$BASE_COMMIT" "$CACHE/base-$BASE_COMMIT"
+}
+
 # build_floor: builds scx_floor (bench/floor/floor.bpf.c), the least a
 # sched_ext scheduler does, into scx_cadence's target directory, whose
 # dependencies it shares (seconds after bench_setup).

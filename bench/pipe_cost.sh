@@ -17,16 +17,14 @@ check_count "bench/pipe_cost.sh" "$rounds"
 bench_setup
 build_floor
 install_bpfland
-# The base of run.sh's scx_cadence_base row.
-BASE_COMMIT=2226738
-build_commit "$BASE_COMMIT" "$CACHE/base-$BASE_COMMIT"
+build_base
 
 out=$ROOT/bench/out/pipe-$(date +%Y%m%d-%H%M%S)
 mkdir -p "$out"
 "$ROOT/tests/vm/boot.sh" --cpus 4 --memory 2G --out "$out" -- \
 	bash "$ROOT/bench/pipe_guest.sh" "$rounds" eevdf \
 	"scx_cadence=$ROOT/target/release/scx_cadence" \
-	"scx_cadence_base=$CACHE/base-$BASE_COMMIT/target/release/scx_cadence" \
+	"scx_cadence_base=$BASE" \
 	"scx_floor=$FLOOR" \
 	"scx_bpfland=$BPFLAND"
 python3 "$ROOT/bench/pipe_cost.py" "$out/pipe.csv" | tee "$out/summary.md"

@@ -21,12 +21,8 @@ install_bpfland
 install_lavd
 bpfland=$BPFLAND
 
-# scx_cadence as it was before utilization tracking (issue 4): the same
-# scheduler without PELT, frequency reads or update_idle(), so the table
-# shows what tracking costs per callback. Built once from git history.
-BASE_COMMIT=2226738
-base=$CACHE/base-$BASE_COMMIT
-build_commit "$BASE_COMMIT" "$base"
+# scx_cadence before utilization tracking (lib.sh), built once.
+build_base
 
 cpus=4
 out=$ROOT/bench/out/$(date +%Y%m%d-%H%M%S)
@@ -36,7 +32,7 @@ mkdir -p "$out"
 	"scx_cadence=$ROOT/target/release/scx_cadence" \
 	"scx_cadence_nolat=$ROOT/target/release/scx_cadence" \
 	"scx_cadence_timer=$ROOT/target/release/scx_cadence" \
-	"scx_cadence_base=$base/target/release/scx_cadence" \
+	"scx_cadence_base=$BASE" \
 	"scx_bpfland=$bpfland" \
 	"scx_lavd=$LAVD" \
 	"scx_floor=$FLOOR"
