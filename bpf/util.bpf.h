@@ -5,7 +5,8 @@
  *
  * Each CPU keeps its own PELT clock and busy signal in cpu_util, written
  * only by that CPU: running/stopping/tick run on it with its rq locked, and
- * update_idle() runs on it when it enters and leaves idle. running() and
+ * update_idle() runs on it when it enters idle (its wake changes nothing:
+ * util_glue.bpf.h). running() and
  * stopping() called from another CPU (a running task's attributes changed
  * from there) are skipped: util_glue.bpf.h says why that loses nothing. Before a signal
  * is updated, the clock is brought to now: scaled by capacity x frequency
@@ -126,8 +127,12 @@ static __always_inline struct cadence_cpu_util *util_tick(struct task_struct *p,
 /* ops.update_idle(): the CPU goes idle (busy until now) or wakes. */
 static __always_inline void util_update_idle(s32 cpu, bool idle)
 {
-	struct cadence_cpu_util *cu = this_cpu_util(cpu);
+	struct cadence_cpu_util *cu;
 
+	/* A wake changes nothing (util_glue_update_idle()): no lookup, no clock. */
+	if (!idle)
+		return;
+	cu = this_cpu_util(cpu);
 	if (cu)
 		util_glue_update_idle(cu, scx_bpf_now(), idle);
 }

@@ -166,11 +166,20 @@ static __always_inline void util_glue_quiescent(struct cadence_task_util *tu, u3
 		pelt_util_est_update(&tu->avg, cpu_cap);
 }
 
-/* ops.update_idle(): the CPU goes idle (busy until @now) or wakes. */
+/*
+ * ops.update_idle(): the CPU goes idle (busy until @now) or wakes. A wake
+ * changes nothing: the CPU is idle in its signal until running() brings
+ * its clock and signal to that time, which counts the idle span as an
+ * update here would (pelt_clock_idle(), then neither runnable nor
+ * running), only in one step instead of two. Updating here too only cost
+ * the wake-up's path, the one latency pays for, an update it repeats.
+ */
 static __always_inline void util_glue_update_idle(struct cadence_cpu_util *cu, u64 now, bool idle)
 {
+	if (!idle)
+		return;
 	cpu_util_advance(cu, now);
-	if (idle && cu->busy) {
+	if (cu->busy) {
 		pelt_clock_go_idle(&cu->clock, now, cu->avg.util_sum);
 		cu->busy = 0;
 	}

@@ -236,20 +236,36 @@ fn util_est_is_sampled_on_sleep_only() {
     assert_eq!(g.util_est[6], g.util[6] as u32 | UNCHANGED);
 }
 
-/// A CPU that goes idle saturated, then stays idle: update_idle() keeps
-/// the CPU's PELT clock on the task clock, as the kernel's idle rq does,
-/// and the executing CPU's state only (here == the CPU).
+/// A CPU goes idle, stays idle 20 ms and wakes, and a task runs: going
+/// idle brings the CPU's PELT clock onto the task clock, as the kernel's
+/// idle rq does (update_idle_rq_clock_pelt()); the wake changes nothing,
+/// since running() counts the idle span (it is the wake-up's path); then
+/// the clock reads the task clock again. Only the executing CPU's state
+/// changes (here == the CPU).
 #[test]
 fn idle_cpu_clock_follows_the_task_clock() {
     let Some(glue) = Glue::load() else { return };
     let cpus = [cpu(L, true, 1024), cpu(L, false, 1024)];
-    let events = [
-        ev(L + 10_000_000, IDLE, 0, 0, 1),
-        ev(L + 30_000_000, IDLE, 0, 0, 0),
-    ];
-    let g = glue.run(cpus, new_task(), &events);
-    assert_eq!(g.cpus[0].clock.clock_pelt, L + 30_000_000);
-    assert_eq!(g.cpus[0].clock.clock_task, L + 30_000_000);
-    assert_eq!(g.cpus[0].busy, 0);
-    assert_eq!(bytes(&g.cpus[1]), bytes(&cpus[1]));
+    let idle = ev(L + 10_000_000, IDLE, 0, 0, 1);
+    let wake = ev(L + 30_000_000, IDLE, 0, 0, 0);
+    let gone = glue.run(cpus, new_task(), &[idle]);
+    assert_eq!(gone.cpus[0].clock.clock_pelt, L + 10_000_000);
+    assert_eq!(gone.cpus[0].clock.clock_task, L + 10_000_000);
+    assert_eq!(gone.cpus[0].busy, 0);
+    assert_eq!(bytes(&gone.cpus[1]), bytes(&cpus[1]));
+    let woke = glue.run(cpus, new_task(), &[idle, wake]);
+    assert_eq!(
+        bytes(&woke.cpus),
+        bytes(&gone.cpus),
+        "the wake changed a CPU"
+    );
+    let ran = glue.run(
+        cpus,
+        new_task(),
+        &[idle, wake, ev(L + 30_000_000, RUNNING, 0, 0, 0)],
+    );
+    assert_eq!(ran.cpus[0].clock.clock_pelt, L + 30_000_000);
+    assert_eq!(ran.cpus[0].clock.clock_task, L + 30_000_000);
+    assert_eq!(ran.cpus[0].busy, 1);
+    assert_eq!(bytes(&ran.cpus[1]), bytes(&cpus[1]));
 }
