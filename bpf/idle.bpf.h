@@ -8,8 +8,15 @@
  * What this sees is every hardware idle entry: tp_btf/cpu_idle fires on the
  * idling CPU with the state index at entry and (u32)-1 at exit, from
  * cpuidle_enter_state() and, without a cpuidle driver, from
- * default_idle_call() with state 1. At entry both predictions are made
- * from the CPU's table; at exit the period is scored and learned from.
+ * default_idle_call() with state 1. The exit only notes when the period
+ * ended, since it is on the path of the wake-up that ended it (the CPU's
+ * next task waits for it); the next entry, as the CPU has nothing to run,
+ * scores the period and learns from it, then makes both predictions for
+ * the new one from the CPU's table. A period is so learned from one idle
+ * entry late, before any prediction that could use it: the predictions
+ * are the same as if the exit had learned. Only a recording that ends, or
+ * a predictor turned off, between a period's exit and the next entry
+ * misses that period.
  * Only the CPU itself and the loader write its table, each whole and under
  * the table's spin lock (the loader with BPF_F_LOCK, to load or reset it),
  * so every reader, `ctl idle save` included, sees one whole table. The
@@ -170,6 +177,57 @@ static __always_inline bool idle_follow_record(struct cadence_idle_cpu *c,
 	return true;
 }
 
+/*
+ * Score the period that ended last and learn from it, at the entry after
+ * it (@now), before the predictions for the next: under @pol, into @c's
+ * working copy of @t.
+ */
+static __always_inline void idle_learn_ended(struct cadence_idle_cpu *c,
+					     struct cadence_idle_table *t,
+					     const struct cadence_idle_states *s,
+					     const struct cadence_idle_ctl *ctl,
+					     const struct cadence_policy *pol, u32 cpu, u64 now)
+{
+	struct cadence_idle_ideals ideals;
+	struct cadence_idle_period *ev;
+	u64 start = c->ended_start_ns, duration = c->ended_ns - c->ended_start_ns;
+
+	c->ended_ns = 0;
+	idle_learn(&c->work, s, pol, &c->entry, duration, &ideals);
+	if (now - c->published_ns >= CADENCE_IDLE_PUBLISH_NS) {
+		c->published_ns = now;
+		bpf_spin_lock(&t->lock);
+		if (t->generation == c->work_generation)
+			t->learned = c->work;
+		else
+			c->work_synced = 0;
+		bpf_spin_unlock(&t->lock);
+		if (!c->work_synced)
+			c->overtaken++;
+	}
+
+	idle_score(&c->scores, s, &c->entry, &ideals, ctl->kernel_indices);
+	c->periods++;
+	/* Recorded if the recording it began in (idle_follow_record()) still runs. */
+	if (c->record_gen != READ_ONCE(ctl->record_gen) || !(c->record_gen & 1))
+		return;
+
+	idle_score(&c->record_scores, s, &c->entry, &ideals, ctl->kernel_indices);
+	ev = bpf_ringbuf_reserve(&idle_trace, sizeof(*ev), 0);
+	if (!ev) {
+		c->record_drops++;
+		return;
+	}
+	ev->kind = CADENCE_IDLE_EVENT_PERIOD;
+	ev->cpu = cpu;
+	ev->start_ns = start;
+	ev->duration_ns = duration;
+	ev->sleep_length_ns = c->entry.sleep_length_ns;
+	ev->kernel_state = c->entry.kernel;
+	ev->rand = c->entry.rand;
+	bpf_ringbuf_submit(ev, 0);
+}
+
 static __always_inline void idle_enter(u32 cpu, s32 kernel_state, u64 now)
 {
 	struct cadence_idle_states *s = bpf_map_lookup_elem(&idle_states, &cpu);
@@ -187,6 +245,8 @@ static __always_inline void idle_enter(u32 cpu, s32 kernel_state, u64 now)
 	policy_snapshot(&pol);
 	kernel_known = ctl->kernel_indices && kernel_state >= 0 && (u32)kernel_state < s->nr;
 	if (pol.idle_predictor == CADENCE_IDLE_PREDICTOR_OFF) {
+		/* Nothing learned while off, not even the period before. */
+		c->ended_ns = 0;
 		/* No prediction, but placement can still rank by the kernel's state. */
 		if (pol.idle_place != CADENCE_IDLE_PLACE_OFF && kernel_known)
 			place_note_idle_exit(cpu, s->exit_latency_ns[st(kernel_state)]);
@@ -195,6 +255,9 @@ static __always_inline void idle_enter(u32 cpu, s32 kernel_state, u64 now)
 	if (c->entry_ns)
 		c->lost_exits++;
 	idle_sync_work(c, t);
+	/* Before idle_follow_record(): it began outside a recording joined now. */
+	if (c->ended_ns)
+		idle_learn_ended(c, t, s, ctl, &pol, cpu, now);
 	/*
 	 * Only the random pick draws, and a recording keeps a draw for its
 	 * replays; the heaviest pick skips the helper call.
@@ -215,62 +278,20 @@ static __always_inline void idle_enter(u32 cpu, s32 kernel_state, u64 now)
 	}
 }
 
-static __always_inline void idle_exit(u32 cpu, u64 now)
+/*
+ * The period ends (@now): the CPU is awake for placement; the learning
+ * waits for its next entry (idle_learn_ended()).
+ */
+static __always_inline void idle_exit(u64 now)
 {
-	struct cadence_idle_states *s = bpf_map_lookup_elem(&idle_states, &cpu);
-	struct cadence_idle_table *t = bpf_map_lookup_elem(&idle_table, &cpu);
 	struct cadence_idle_cpu *c = this_idle_cpu();
-	struct cadence_idle_ideals ideals;
-	struct cadence_idle_period *ev;
-	struct cadence_idle_ctl *ctl;
-	struct cadence_policy pol;
-	u64 duration, start;
-	bool kernel_indices;
-	u32 zero = 0;
 
-	if (!s || !t || !c || !c->entry_ns)
+	if (!c || !c->entry_ns)
 		return;
 	WRITE_ONCE(c->state, -1);
-	start = c->entry_ns;
+	c->ended_start_ns = c->entry_ns;
+	c->ended_ns = now;
 	c->entry_ns = 0;
-	duration = now - start;
-	policy_snapshot(&pol);
-
-	idle_sync_work(c, t);
-	idle_learn(&c->work, s, &pol, &c->entry, duration, &ideals);
-	if (now - c->published_ns >= CADENCE_IDLE_PUBLISH_NS) {
-		c->published_ns = now;
-		bpf_spin_lock(&t->lock);
-		if (t->generation == c->work_generation)
-			t->learned = c->work;
-		else
-			c->work_synced = 0;
-		bpf_spin_unlock(&t->lock);
-		if (!c->work_synced)
-			c->overtaken++;
-	}
-
-	ctl = bpf_map_lookup_elem(&idle_ctl, &zero);
-	kernel_indices = ctl && ctl->kernel_indices;
-	idle_score(&c->scores, s, &c->entry, &ideals, kernel_indices);
-	c->periods++;
-	if (!ctl || c->record_gen != READ_ONCE(ctl->record_gen) || !(c->record_gen & 1))
-		return;
-
-	idle_score(&c->record_scores, s, &c->entry, &ideals, kernel_indices);
-	ev = bpf_ringbuf_reserve(&idle_trace, sizeof(*ev), 0);
-	if (!ev) {
-		c->record_drops++;
-		return;
-	}
-	ev->kind = CADENCE_IDLE_EVENT_PERIOD;
-	ev->cpu = cpu;
-	ev->start_ns = start;
-	ev->duration_ns = duration;
-	ev->sleep_length_ns = c->entry.sleep_length_ns;
-	ev->kernel_state = c->entry.kernel;
-	ev->rand = c->entry.rand;
-	bpf_ringbuf_submit(ev, 0);
 }
 
 /* TP_PROTO(unsigned int state, unsigned int cpu_id), include/trace/events/power.h */
@@ -282,7 +303,7 @@ int BPF_PROG(cadence_cpu_idle, unsigned int state, unsigned int cpu_id)
 
 	if (state == (u32)-1) {
 		place_note_idle_exit(cpu, 0);
-		idle_exit(cpu, now);
+		idle_exit(now);
 	} else
 		idle_enter(cpu, state, now);
 	return 0;

@@ -168,6 +168,14 @@ struct cadence_idle_table_event {
 struct cadence_idle_cpu {
 	/* bpf_ktime_get_ns() at entry; 0 while not idle. */
 	u64 entry_ns;
+	/*
+	 * The period that ended last, while it waits for the next entry to
+	 * learn from it (idle.bpf.h): its entry and exit times; @ended_ns 0
+	 * when none waits.
+	 */
+	u64 ended_start_ns;
+	u64 ended_ns;
+	/* The predictions made at the last entry. */
 	struct cadence_idle_entry entry;
 	/*
 	 * The state this CPU sits in while idle, the kernel's where its
@@ -185,7 +193,8 @@ struct cadence_idle_cpu {
 	 * The learner works on this copy, out of the table's lock. Only this
 	 * CPU and the loader write its table, so the copy stays current from
 	 * one period to the next: it is taken again only after a loader
-	 * write, and written back whole at each exit.
+	 * write, and written back whole at most every
+	 * CADENCE_IDLE_PUBLISH_NS.
 	 */
 	struct cadence_idle_learned work;
 	u64 work_generation;
