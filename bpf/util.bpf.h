@@ -6,9 +6,9 @@
  * Each CPU keeps its own PELT clock and busy signal in cpu_util, written
  * only by that CPU: running/stopping/tick run on it with its rq locked, and
  * update_idle() runs on it when it enters idle (its wake changes nothing:
- * util_glue.bpf.h). running() and
- * stopping() called from another CPU (a running task's attributes changed
- * from there) are skipped: util_glue.bpf.h says why that loses nothing. Before a signal
+ * util_glue.bpf.h). running() and stopping() called from another CPU (a
+ * running task's attributes changed from there) are skipped:
+ * util_glue.bpf.h says why that loses nothing. Before a signal
  * is updated, the clock is brought to now: scaled by capacity x frequency
  * for the time the CPU was busy, caught up with the task clock for the time
  * it was idle (and, when it goes idle saturated, lost idle time recorded),
