@@ -127,7 +127,7 @@ static __always_inline u64 take_sleep_length(void)
  * Make this CPU's working copy current: copy its table only if the loader
  * wrote it since (or the copy was never taken). The generation is read
  * without the lock first: a write racing with that read is caught under
- * the lock, at the copy or at the exit's write-back.
+ * the lock, at the copy or at the write-back (idle_learn_ended()).
  */
 static __always_inline void idle_sync_work(struct cadence_idle_cpu *c, struct cadence_idle_table *t)
 {

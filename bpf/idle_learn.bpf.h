@@ -212,8 +212,8 @@ struct cadence_idle_ideals {
 
 /*
  * teo_update() after a period of @duration_ns that teo had chosen @e->teo
- * for; and, in the same pass over the states (the exit is the learner's hot
- * path), the states the period justified, into @ideals: the deepest
+ * for; and, in the same pass over the states (learning runs at every idle
+ * entry), the states the period justified, into @ideals: the deepest
  * enabled state whose target residency (CADENCE_IDLE_IDEAL_RESIDENCY), or
  * residency plus exit latency (CADENCE_IDLE_IDEAL_EXIT), it lasted; the
  * shallowest enabled state if none.
@@ -406,8 +406,9 @@ static __always_inline void idle_predict(struct cadence_idle_learned *t,
 }
 
 /*
- * At idle exit: both learn from the period @e started, which lasted
- * @duration_ns; the states it justified go to @ideals (teo_learn()).
+ * After a period (idle.bpf.h learns at the next entry): both learn from
+ * the period @e started, which lasted @duration_ns; the states it
+ * justified go to @ideals (teo_learn()).
  */
 static __always_inline void idle_learn(struct cadence_idle_learned *t,
 				       const struct cadence_idle_states *s,

@@ -101,8 +101,8 @@ struct cadence_idle_learned {
 
 /*
  * The value of the `idle_table` map, one element per CPU. Written by that
- * CPU's idle exits under the lock, and whole by the loader (`ctl idle
- * load/reset`) with BPF_F_LOCK.
+ * CPU's idle entries under the lock (idle_learn_ended()), and whole by the
+ * loader (`ctl idle load/reset`) with BPF_F_LOCK.
  */
 struct cadence_idle_table {
 	struct bpf_spin_lock lock;

@@ -27,9 +27,9 @@ use crate::bpf_intf::{self, as_bytes};
 /// How long the ring buffer is waited on at a time (bpf/idle.bpf.h sizes
 /// idle_trace for over a second of a busy machine between two reads).
 const POLL: Duration = Duration::from_millis(100);
-/// After record_gen goes even, how long an idle exit that read it odd
-/// just before may still be writing its period: a few instructions; this
-/// leaves any CPU time to finish its tracepoint.
+/// After record_gen goes even, how long an idle entry that read it odd
+/// just before may still be writing the period it learned from: a few
+/// instructions; this leaves any CPU time to finish its tracepoint.
 const SETTLE: Duration = Duration::from_millis(200);
 
 /// The pinned maps a recording uses.
