@@ -185,10 +185,12 @@ fn words_reach_bpf_as_the_c_enums_number_them() {
     assert_eq!(bpf("latency.slice_timer_us=0").slice_timer_us, 0);
     assert_eq!(bpf("placement.local_first=false").place_local_first, 0);
     assert_eq!(bpf("placement.local_first=true").place_local_first, 1);
-    // presets/performance.toml: max_us = 6000, headroom_pct = 160.
+    // presets/performance.toml: max_us = 6000, headroom_pct = 160,
+    // local_first = true (balanced leaves it off).
     let perf = Named::load("performance").unwrap().policy;
     let b = perf.to_bpf(&table).unwrap();
     assert_eq!((b.slice_max_ns, b.cpufreq_headroom_pct), (6_000_000, 160));
+    assert_eq!(b.place_local_first, 1);
 }
 
 /// `ctl get` names every field of struct cadence_policy: 5 u64, 18 u32 and
@@ -206,7 +208,7 @@ fn bpf_fields_name_every_field_of_the_struct() {
     assert_eq!(f.len(), 27);
     assert_eq!(f["slice_timer_us"], 0);
     assert_eq!(f["place_hold"], 1);
-    assert_eq!(f["place_local_first"], 1);
+    assert_eq!(f["place_local_first"], 0);
     assert_eq!(f["place_move_margin"], 2);
     assert_eq!(f["wakeup_preempt"], u64::from(pol.wakeup_preempt));
     assert_eq!(f["slice_max_ns"], pol.slice_max_ns);
