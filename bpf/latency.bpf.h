@@ -84,7 +84,8 @@ struct cpu_run {
 	u32 active;
 	/*
 	 * 1 once the CPU was made to preempt its task for a waiting one,
-	 * until its next dispatch (run_for_waiter()).
+	 * until its next dispatch() with a task to take or keep
+	 * (run_for_waiter()).
 	 */
 	u32 for_waiter;
 };
