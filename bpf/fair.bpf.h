@@ -77,9 +77,7 @@
  * are exact among the tasks of each queue. (Not quite while the head of an
  * LLC queue may not run on the CPUs serving it: move_to_local() skips it,
  * the frontier follows the task taken instead, and the head falls behind
- * it until a CPU it may use takes it. Nor, by at most one slice of
- * deadline, with placement.local_first: a CPU takes a task already on its
- * runqueue before a head on another CPU's (main.bpf.c, take_local()).)
+ * it until a CPU it may use takes it.)
  *
  * Between the heads of two queues (a CPU's own and its LLC's), deadlines are
  * in different frames. Each task notes, when it is queued, its deadline

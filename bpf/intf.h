@@ -126,17 +126,9 @@ struct cadence_policy {
 	 * 1: running tasks hold their CPU (place.bpf.h): a task displaced by
 	 * a lighter one waits for its own CPU, an idle CPU takes a queue's
 	 * head before a busy one gives up its task, and a running task moves
-	 * only for an imbalance of place_move_margin free threads. This and
-	 * place_local_first are u16 so that the struct stays 120 bytes (see
-	 * wakeup_preempt).
+	 * only for an imbalance of place_move_margin free threads.
 	 */
-	u16 place_hold;
-	/*
-	 * 1: a CPU taking from its LLC's queue takes a task already on its
-	 * runqueue before a head on another CPU's, within one slice_max_ns of
-	 * deadline (main.bpf.c, take_local()).
-	 */
-	u16 place_local_first;
+	u32 place_hold;
 	/* Idle threads more a core must have for a running task to move there. */
 	u32 place_move_margin;
 };
@@ -317,12 +309,6 @@ struct cadence_cpu_stats {
 	u64 slice_timer_kick;
 	/* Of those due, left to the tick: the task was inside an RCU reader. */
 	u64 slice_timer_rcu;
-	/*
-	 * Of dispatch_llc, tasks taken ahead of their LLC queue's head
-	 * because they were already on this CPU's runqueue
-	 * (placement.local_first, main.bpf.c, take_local()).
-	 */
-	u64 dispatch_local;
 };
 
 #include "intf_util.h"

@@ -21,8 +21,7 @@
  *   - else it is queued, and the CPUs that could run it are searched for
  *     a task the verdict says to preempt: the previous CPU if its task
  *     qualifies, else the one with the latest deadline, kicked with
- *     SCX_KICK_PREEMPT; its dispatch() then takes the queue's head, in
- *     order (run_preempt_for_waiter());
+ *     SCX_KICK_PREEMPT; its dispatch() then takes the queue's head;
  *   - a wake-up refused because the running task had not run its minimum
  *     slice or had the earlier deadline is decided again at every tick
  *     (waiting_preempts()), as the fair class re-decides at the tick,
@@ -82,12 +81,6 @@ struct cpu_run {
 	u64 awake_since;
 	/* 1 while one of our tasks runs there. */
 	u32 active;
-	/*
-	 * 1 once the CPU was made to preempt its task for a waiting one,
-	 * until its next dispatch() with a task to take or keep
-	 * (run_for_waiter()).
-	 */
-	u32 for_waiter;
 };
 
 /*
@@ -136,29 +129,6 @@ static __always_inline void run_record(s32 cpu, const struct task_struct *p,
 static __always_inline void run_clear(s32 cpu)
 {
 	cpu_runs[cpu_index(cpu)].active = 0;
-}
-
-/*
- * @cpu is made to preempt its task for a waiting one: a wake-up
- * preemption's kick, the parity timer's, or the tick's cut. Its next
- * dispatch takes its queue's head in order, not a task already on its
- * runqueue (main.bpf.c, take_local()): that head is the waiting task, or
- * is before it.
- */
-static __always_inline void run_preempt_for_waiter(s32 cpu)
-{
-	WRITE_ONCE(cpu_runs[cpu_index(cpu)].for_waiter, 1);
-}
-
-/* Whether @cpu was made to preempt for a waiting task since its last call. */
-static __always_inline bool run_for_waiter(s32 cpu)
-{
-	struct cpu_run *r = &cpu_runs[cpu_index(cpu)];
-
-	if (!READ_ONCE(r->for_waiter))
-		return false;
-	WRITE_ONCE(r->for_waiter, 0);
-	return true;
 }
 
 /*
@@ -293,7 +263,6 @@ static __noinline void wakeup_preempt(const struct cadence_policy *pol, const st
 		}
 	}
 	if (victim >= 0) {
-		run_preempt_for_waiter(victim);
 		scx_bpf_kick_cpu(victim, SCX_KICK_PREEMPT);
 		count_preempt(spent);
 	} else if (held >= 0) {

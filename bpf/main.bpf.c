@@ -367,101 +367,14 @@ static __always_inline bool take_from(u64 dsq)
 	return scx_bpf_dsq_move_to_local(dsq, 0);
 }
 
-/*
- * Tasks behind an LLC queue's head looked at for one already on this CPU's
- * runqueue (take_local()): each step is a few kfunc calls. Under hackbench
- * -g 4 in the 4-vCPU test VM, 6 were looked at per dispatch on average,
- * and local takes cut the moves from another CPU's runqueue from 62-64% of
- * the takes to 19-23% (docs/benchmarks.md).
- */
-#define CADENCE_LOCAL_SCAN 16
-
-/* What take_local() may take in one dispatch(). */
-struct local_take {
-	/* Longest a local task's deadline may trail the head's: slice_max_ns. */
-	u64 window;
-	/* If @capped, the latest deadline it may have (the LLC queue's frame). */
-	u64 cap;
-	/* placement.local_first, and no task is waited for (take_local()). */
-	bool on;
-	bool capped;
-};
-
-/* No task later than @deadline, in the LLC queue's frame, is taken out of order. */
-static __always_inline void local_cap(struct local_take *lt, u64 deadline)
+static __always_inline bool take_head(const struct queue_head *q, s32 cpu)
 {
-	if (!lt->capped || vtime_before(deadline, lt->cap))
-		lt->cap = deadline;
-	lt->capped = true;
-}
-
-/*
- * With placement.local_first (@lt->on), move to this CPU a task waiting in
- * @q, an LLC's queue, behind a head that sits on another CPU's runqueue:
- * the first one already on @cpu's runqueue whose deadline is at most one
- * slice.max_us after the head's and not after @lt's cap (the heads this
- * CPU would take after the LLC's: its own queue's, and its running task's
- * next deadline); @q->task becomes it. True if one was moved. A task
- * taken from another CPU's runqueue is the costly move: both runqueues
- * are locked and the task migrates, its cache left behind (in the VM
- * 245-328 us against 17-19 us for a local one). The order bends by at
- * most one slice of deadline. The head waits at most until its own CPU
- * next takes from this queue, where it is local and taken in order; the
- * frontier follows the task taken (cadence_running()), so that the head
- * falls behind it. Not when this CPU was made to preempt for a waiting
- * task (@lt->on clear, run_preempt_for_waiter()): the head is that task,
- * or is due before it.
- */
-static __always_inline bool take_local(const struct local_take *lt, struct queue_head *q, s32 cpu)
-{
-	struct task_struct *p;
-	u64 limit = 0;
-	u32 seen = 0;
-
-	if (!lt->on)
+	if (!q->present || !take_from(q->dsq_id))
 		return false;
-	bpf_for_each (scx_dsq, p, q->dsq_id, 0) {
-		if (!seen++) {
-			/* The head: taken in order if it is local already. */
-			if (scx_bpf_task_cpu(p) == cpu)
-				return false;
-			limit = p->scx.dsq_vtime + lt->window;
-			if (lt->capped && vtime_before(lt->cap, limit))
-				limit = lt->cap;
-			continue;
-		}
-		if (seen > CADENCE_LOCAL_SCAN + 1 || vtime_before(limit, p->scx.dsq_vtime))
-			break;
-		if (scx_bpf_task_cpu(p) != cpu || !bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
-			continue;
-		if (scx_bpf_dsq_move(BPF_FOR_EACH_ITER, p, SCX_DSQ_LOCAL, 0)) {
-			q->task = p;
-			stat_inc(dispatch_local);
-			return true;
-		}
-	}
-	return false;
-}
-
-/*
- * Take the next task of @q for @cpu, @own being this CPU's own queue: from
- * the LLC's queue, one already on this CPU's runqueue if take_local()
- * finds one, else the head.
- */
-static __always_inline bool take_head(const struct local_take *lt, struct queue_head *q,
-				      const struct queue_head *own, s32 cpu)
-{
-	if (!q->present)
-		return false;
-	if (q == own) {
-		if (!take_from(q->dsq_id))
-			return false;
+	if (q->dsq_id == cpu_dsq(cpu))
 		stat_inc(dispatch_cpu);
-		return true;
-	}
-	if (!take_local(lt, q, cpu) && !take_from(q->dsq_id))
-		return false;
-	stat_inc(dispatch_llc);
+	else
+		stat_inc(dispatch_llc);
 	return true;
 }
 
@@ -598,12 +511,11 @@ void BPF_STRUCT_OPS(cadence_dispatch, s32 cpu, struct task_struct *prev)
 {
 	u32 llc = cpu_llc_id(cpu), i;
 	struct queue_head own_q, llc_q, far_q, *first, *second, *home = NULL, *other = NULL;
-	struct local_take lt = {};
 	struct task_ctx *pctx = NULL;
 	struct cadence_policy pol;
 	u64 now = scx_bpf_now(), pslice = 0, pdeadline = 0;
 	s32 busier;
-	bool prev_first = false, for_waiter;
+	bool prev_first = false;
 
 	/*
 	 * Going idle with nothing waiting for this CPU, the only LLC: nothing
@@ -616,8 +528,6 @@ void BPF_STRUCT_OPS(cadence_dispatch, s32 cpu, struct task_struct *prev)
 		return;
 
 	policy_snapshot(&pol);
-	/* Made to preempt for a waiting task: that task goes first. */
-	for_waiter = run_for_waiter(cpu);
 	if (prev && (prev->scx.flags & SCX_TASK_QUEUED)) {
 		pctx = lookup_task_ctx(prev);
 		if (pctx)
@@ -659,13 +569,6 @@ void BPF_STRUCT_OPS(cadence_dispatch, s32 cpu, struct task_struct *prev)
 		pslice = task_slice(&pol, prev, cpu);
 		pdeadline = task_deadline(prev, pctx, pslice);
 	}
-	/* What the LLC queue may give out of order (take_local()). */
-	lt.on = pol.place_local_first && !for_waiter;
-	lt.window = pol.slice_max_ns;
-	if (own_q.present)
-		local_cap(&lt, own_q.order.llc_deadline);
-	if (pctx && home == &llc_q)
-		local_cap(&lt, pdeadline);
 	if (pctx && home && other) {
 		prev_first = !home->present || !vtime_before(home->deadline, pdeadline);
 		/*
@@ -695,7 +598,7 @@ void BPF_STRUCT_OPS(cadence_dispatch, s32 cpu, struct task_struct *prev)
 		 * to whichever CPU freed first (traced in the bench's churn
 		 * runs: most of the moves by the queue path).
 		 */
-		if (take_head(&lt, other, &own_q, cpu)) {
+		if (take_head(other, cpu)) {
 			note_displaced(&pol, pctx, other, now);
 			return;
 		}
@@ -716,11 +619,11 @@ void BPF_STRUCT_OPS(cadence_dispatch, s32 cpu, struct task_struct *prev)
 		first = &llc_q;
 		second = &own_q;
 	}
-	if (take_head(&lt, first, &own_q, cpu)) {
+	if (take_head(first, cpu)) {
 		note_displaced(&pol, pctx, first, now);
 		return;
 	}
-	if (take_head(&lt, second, &own_q, cpu)) {
+	if (take_head(second, cpu)) {
 		note_displaced(&pol, pctx, second, now);
 		return;
 	}
@@ -882,7 +785,6 @@ void BPF_STRUCT_OPS(cadence_tick, struct task_struct *p)
 		scx_bpf_task_set_slice(p, 0);
 		stat_inc(tick_preempt);
 	} else if (waiting_preempts(&pol, cpu, now, &held_ns)) {
-		run_preempt_for_waiter(cpu);
 		scx_bpf_task_set_slice(p, 0);
 		stat_inc(tick_wake_preempt);
 	} else if (held_ns) {

@@ -45,7 +45,6 @@ struct {
 
 static __noinline bool waiting_preempts(const struct cadence_policy *pol, s32 cpu, u64 now,
 					u64 *held_ns);
-static __always_inline void run_preempt_for_waiter(s32 cpu);
 
 /*
  * At the end of a hold on CPU *@key: kick it if a waiting task now
@@ -64,7 +63,6 @@ static int parity_timer_fired(void *map, int *key, struct parity_timer *t)
 		return 0;
 	policy_snapshot(&pol);
 	if (waiting_preempts(&pol, cpu, scx_bpf_now(), &held_ns)) {
-		run_preempt_for_waiter(cpu);
 		scx_bpf_kick_cpu(cpu, SCX_KICK_PREEMPT);
 		stat_inc(wake_parity_kick);
 	} else if (held_ns) {

@@ -47,9 +47,6 @@ pub struct Placement {
     pub hold: bool,
     /// Idle threads more a core must have for a running task to move there.
     pub move_margin: u32,
-    /// A CPU takes a task already on its runqueue from its LLC's queue
-    /// before a head on another CPU's, within one slice (bpf/main.bpf.c).
-    pub local_first: bool,
 }
 
 /// Wake-up latency: preemption and sync wake-ups (bpf/latency.bpf.h).

@@ -131,11 +131,6 @@ pub const FIELDS: &[Field] = &[
         doc: "With hold: how many more free threads (idle, or running a short task: awake less than 256 ms or lighter than half its own) another small or big core must have for a running task to move there",
     },
     Field {
-        key: "placement.local_first",
-        kind: Kind::Bool,
-        doc: "A CPU taking from its LLC's queue takes a task already on its own runqueue before a head that sits on another CPU's, if that task's deadline is at most one slice.max_us after the head's and not after what the CPU would take next in order (its own queue's head, its running task): fewer tasks migrate and fewer runqueue pairs are locked, for an order bent by at most one slice of deadline; a CPU made to preempt for a waiting task takes the head",
-    },
-    Field {
         key: "freq.max",
         // The seed's choices; which exist depends on the machine and is
         // checked when the policy is put in force (freq-max --list).

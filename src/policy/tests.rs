@@ -183,18 +183,14 @@ fn words_reach_bpf_as_the_c_enums_number_them() {
     assert_eq!(bpf("latency.sync_wakeup=false").sync_wakeup, 0);
     assert_eq!(bpf("latency.slice_timer_us=750").slice_timer_us, 750);
     assert_eq!(bpf("latency.slice_timer_us=0").slice_timer_us, 0);
-    assert_eq!(bpf("placement.local_first=false").place_local_first, 0);
-    assert_eq!(bpf("placement.local_first=true").place_local_first, 1);
-    // presets/performance.toml: max_us = 6000, headroom_pct = 160,
-    // local_first = true (balanced leaves it off).
+    // presets/performance.toml: max_us = 6000, headroom_pct = 160.
     let perf = Named::load("performance").unwrap().policy;
     let b = perf.to_bpf(&table).unwrap();
     assert_eq!((b.slice_max_ns, b.cpufreq_headroom_pct), (6_000_000, 160));
-    assert_eq!(b.place_local_first, 1);
 }
 
-/// `ctl get` names every field of struct cadence_policy: 5 u64, 18 u32 and
-/// 4 u16 fields make its 120 bytes. A field added to the
+/// `ctl get` names every field of struct cadence_policy: 5 u64, 19 u32 and
+/// 2 u16 fields make its 120 bytes. A field added to the
 /// C struct changes the size and fails here until bpf_fields() has it.
 #[test]
 fn bpf_fields_name_every_field_of_the_struct() {
@@ -205,10 +201,9 @@ fn bpf_fields_name_every_field_of_the_struct() {
         .to_bpf(&crate::freq::FreqTable::default())
         .unwrap();
     let f = bpf_fields(&pol);
-    assert_eq!(f.len(), 27);
+    assert_eq!(f.len(), 26);
     assert_eq!(f["slice_timer_us"], 0);
     assert_eq!(f["place_hold"], 1);
-    assert_eq!(f["place_local_first"], 0);
     assert_eq!(f["place_move_margin"], 2);
     assert_eq!(f["wakeup_preempt"], u64::from(pol.wakeup_preempt));
     assert_eq!(f["slice_max_ns"], pol.slice_max_ns);
@@ -331,7 +326,7 @@ proptest! {
         down_hold_us in 0u64..=1_000_000,
         legacy_iowait_boost: bool,
         latency in (any::<bool>(), any::<bool>(), prop_oneof![Just(0u64), 50u64..=100_000]),
-        hold in (any::<bool>(), 2u32..=64, any::<bool>()),
+        hold in (any::<bool>(), 2u32..=64),
         idle in (0usize..3, 0usize..2, 1u64..=49, 0u64..=65_535, 0usize..2, 0usize..2),
     ) {
         let min = (50 + ((max.max(50) - 50) as f64 * min_frac) as u64).min(max);
@@ -347,7 +342,6 @@ proptest! {
                 order: PlaceOrder::WORDS[place_order].0,
                 hold: hold.0,
                 move_margin: hold.1,
-                local_first: hold.2,
             },
             freq: Freq { max: freq_max.parse().unwrap() },
             cpufreq: Cpufreq {

@@ -27,8 +27,7 @@ impl Policy {
         pol.slice_timer_us = self.latency.slice_timer_us as u32;
         pol.idle_core_first = self.placement.idle_core_first as u32;
         pol.place_order = self.placement.order.bpf();
-        pol.place_hold = self.placement.hold as u16;
-        pol.place_local_first = self.placement.local_first as u16;
+        pol.place_hold = self.placement.hold as u32;
         pol.place_move_margin = self.placement.move_margin;
 
         let fmax = freq.resolve(self.freq.max)?;
@@ -60,7 +59,7 @@ impl Policy {
 /// padding left out. A field added to the struct and not here shows up as
 /// a mismatch in the VM's pinned-map comparison.
 pub fn fields(pol: &bpf_intf::cadence_policy) -> BTreeMap<String, u64> {
-    let f: [(&str, u64); 27] = [
+    let f: [(&str, u64); 26] = [
         ("slice_max_ns", pol.slice_max_ns),
         ("slice_min_ns", pol.slice_min_ns),
         ("slice_lag_ns", pol.slice_lag_ns),
@@ -87,7 +86,6 @@ pub fn fields(pol: &bpf_intf::cadence_policy) -> BTreeMap<String, u64> {
         ("slice_timer_us", pol.slice_timer_us.into()),
         ("place_hold", pol.place_hold.into()),
         ("place_move_margin", pol.place_move_margin.into()),
-        ("place_local_first", pol.place_local_first.into()),
     ];
     f.iter().map(|(k, v)| (k.to_string(), *v)).collect()
 }

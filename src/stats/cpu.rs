@@ -101,13 +101,12 @@ cpu_metrics! {
     wake_parity_kick: "CPUs kicked when the minimum slice that held a wake-up back ended, because a waiting task then preempts",
     slice_timer_kick: "Slices the slice timer ended on time, because others waited (latency.slice_timer_us)",
     slice_timer_rcu: "Slice timers that left a used-up slice to the tick because the task was inside an RCU read-side critical section",
-    dispatch_local: "Of the dispatches from the LLC DSQ, tasks taken ahead of the queue's head because they were already on this CPU's runqueue (placement.local_first)",
 }
 
 /// One line of counters, grouped as `--stats` prints them.
 pub fn format_counters(m: &CpuMetrics) -> String {
     format!(
-        "wake: prev-core {} llc-core {} core {} prev {} llc {} any {} busy {} | place: prev-small {} idle-big {} idle-small {} near-small {} near-big {} near-llc {} any {} busy {} | enq: pinned {} idle {} llc {} stay {} lag-floor {} wait-cap {} kick {} | dsp: own {} llc {} local {} steal {} balance {} keep {} defer {} rebalance {} starved {} | preempt {} rcu-reader {} | latency: preempt {} spent {} parity {} parity-kick {} slice-kick {} slice-rcu {} tick {} sync {} sync-yield {} overtake {} | moves: thread {} small {} big {} by wake {} requeue {} queue {} | policy gen {} refresh {}",
+        "wake: prev-core {} llc-core {} core {} prev {} llc {} any {} busy {} | place: prev-small {} idle-big {} idle-small {} near-small {} near-big {} near-llc {} any {} busy {} | enq: pinned {} idle {} llc {} stay {} lag-floor {} wait-cap {} kick {} | dsp: own {} llc {} steal {} balance {} keep {} defer {} rebalance {} starved {} | preempt {} rcu-reader {} | latency: preempt {} spent {} parity {} parity-kick {} slice-kick {} slice-rcu {} tick {} sync {} sync-yield {} overtake {} | moves: thread {} small {} big {} by wake {} requeue {} queue {} | policy gen {} refresh {}",
         m.select_prev_core,
         m.select_llc_core,
         m.select_any_core,
@@ -132,7 +131,6 @@ pub fn format_counters(m: &CpuMetrics) -> String {
         m.enq_kick_idle,
         m.dispatch_cpu,
         m.dispatch_llc,
-        m.dispatch_local,
         m.dispatch_steal,
         m.dispatch_balance,
         m.dispatch_keep,

@@ -225,38 +225,3 @@ case_sync_wakeups_without_a_cpu_preempt_nobody() {
 	[ $((p1 - p0)) -lt $((p2 - pb)) ] || fail "as many preemptions with sync wake-ups honoured as without" || return 1
 	stop_sched
 }
-
-# migrations CMD...: the kernel's count of CPU migrations of CMD's tasks;
-# nothing if CMD fails or the count is not a number.
-migrations() {
-	local out
-	out=$(perf stat -x, -e cpu-migrations -- "$@" 2>&1 >/dev/null) || return 1
-	echo "$out" | awk -F, '/cpu-migrations/ && $1 ~ /^[0-9]+$/ { print $1 }'
-}
-
-# hackbench (4 groups, 160 tasks on 4 CPUs) keeps its LLC queue long, and
-# most of its heads sit on another CPU's runqueue. With
-# placement.local_first on (set at start; only the performance preset has
-# it), CPUs take tasks already on their own runqueue ahead of such a head
-# (dispatch_local grows), and hackbench's tasks migrate less than in the
-# same run with it switched off live, where dispatch_local stays still
-# (2086, 1928 and 1840 against 3514, 3612 and 3448 migrations, and 2270,
-# 2019 and 2001 local takes, when measured).
-case_local_first_keeps_tasks_on_their_cpu() {
-	local log=$VM_OUT/local_first.sched.log l0 l1 lb l2 on off
-	start_sched "$log" --set placement.local_first=true || return 1
-	l0=$(total dispatch_local)
-	on=$(migrations hackbench -g 4 -l 100) || fail "hackbench failed" || return 1
-	l1=$(total dispatch_local)
-	"$SCHED" ctl set placement.local_first=false >/dev/null || fail "ctl set refused" || return 1
-	sleep 0.5
-	lb=$(total dispatch_local)
-	off=$(migrations hackbench -g 4 -l 100) || fail "hackbench failed" || return 1
-	l2=$(total dispatch_local)
-	echo "local_first on: $on migrations, dispatch_local +$((l1 - l0)); off: $off migrations, dispatch_local +$((l2 - lb))"
-	[ -n "$on" ] && [ -n "$off" ] || fail "perf stat counted no migrations" || return 1
-	[ $((l1 - l0)) -ge 200 ] || fail "only $((l1 - l0)) local takes" || return 1
-	[ $((l2 - lb)) -eq 0 ] || fail "$((l2 - lb)) local takes with placement.local_first off" || return 1
-	[ "$on" -lt "$off" ] || fail "as many migrations with local takes ($on) as without ($off)" || return 1
-	stop_sched
-}
