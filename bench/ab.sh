@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Compares scx_cadence builds in one VM boot: EEVDF, scx_cadence as it was at
 # each COMMIT (built once into .cache/ab-<commit>), this tree's release build
-# (scx_cadence) and scx_bpfland, interleaved round by round as in
-# bench/run.sh, and prints the same table of medians, ratios to EEVDF and
-# BPF cost per callback. For telling a code change from boot-to-boot spread,
-# which under TCG is larger than most changes: two bench/run.sh files from
-# different boots do not show which.
+# twice (scx_cadence, scx_cadence_again) and scx_bpfland, interleaved round
+# by round as in bench/run.sh, and prints the same table of medians, ratios
+# to EEVDF and BPF cost per callback. For telling a code change from
+# boot-to-boot spread, which under TCG is larger than most changes: two
+# bench/run.sh files from different boots do not show which.
 #   bench/ab.sh ROUNDS COMMIT...
 # The table stays in bench/out/ab-<date>/summary.md (ignored); no result file.
 set -euo pipefail
@@ -49,7 +49,12 @@ for c in "${commits[@]}"; do
 	chmod +x "$out/cadence_$c.sh"
 	scheds+=("cadence_$c=$out/cadence_$c.sh")
 done
-scheds+=("scx_cadence=$ROOT/target/release/scx_cadence" "scx_bpfland=$BPFLAND")
+# This tree's build runs twice, under two names: the gap between their two
+# columns is how far one binary's medians differ from themselves in this
+# boot, the least a change must move a row by to show (docs/benchmarks.md,
+# "The same build twice in one boot").
+scheds+=("scx_cadence=$ROOT/target/release/scx_cadence"
+	"scx_cadence_again=$ROOT/target/release/scx_cadence" "scx_bpfland=$BPFLAND")
 
 "$ROOT/tests/vm/boot.sh" --cpus 4 --memory 2G --out "$out" -- \
 	bash "$ROOT/bench/guest.sh" "$rounds" "${scheds[@]}"

@@ -53,7 +53,7 @@ for round in $(seq "$rounds"); do
 		# cost is in the table beside update_idle's. (Here, not in run.sh:
 		# boot.sh hands the guest its command as one line, split on spaces.)
 		case $name in
-		scx_cadence | scx_cadence_nolat | scx_cadence_timer)
+		scx_cadence | scx_cadence_again | scx_cadence_nolat | scx_cadence_timer)
 			cmd="$cmd --idle-states $VM_ROOT/docs/idle-states/intel-skylake-sp.txt"
 			;;
 		esac

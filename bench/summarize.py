@@ -97,7 +97,8 @@ def main(raw_path, bpf_path):
     mean = {s: ns / cnt for s, (ns, cnt) in totals.items() if cnt}
     if "scx_cadence" in mean:
         print()
-        for other in ("scx_bpfland", "scx_cadence_base"):
+        # scx_cadence_again: the same binary again (bench/ab.sh), the spread.
+        for other in ("scx_bpfland", "scx_cadence_base", "scx_cadence_again"):
             if other in mean:
                 print(f"scx_cadence against {other}: "
                       f"{totals['scx_cadence'][0] / totals[other][0]:.2f}x the total BPF time, "
