@@ -89,16 +89,9 @@ case_kill9() {
 	[ "$(sched_state)" = disabled ] || fail "state is $(sched_state)"
 }
 
-# How long one load and attach of the scheduler may take here, s: a bound
-# for liveness, not for speed, as start_sched()'s 60 s. Under TCG a load
-# and attach took 6.5-7.1 s on a quiet host, and 17-20 s when the host ran
-# about 3x slower (the fresh-clone CI at c74217b, where a 20 s bound passed
-# by 0.2 s and the 30 s one for two loads below failed).
-ATTACH_BOUND_S=60
-
 # (e) CPU hotplug while running: the scheduler restarts itself and is attached
-# again within ATTACH_BOUND_S, after the CPU goes offline and after it comes
-# back.
+# again within ATTACH_BOUND_S (lib.sh), after the CPU goes offline and after
+# it comes back.
 case_hotplug() {
 	local log=$VM_OUT/hotplug.sched.log cpu=/sys/devices/system/cpu/cpu1/online seq
 	[ -w $cpu ] || fail "cpu1 cannot be taken offline here" || return 1

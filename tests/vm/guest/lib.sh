@@ -28,18 +28,24 @@ fail() {
 	return 1
 }
 
+# How long one load and attach of the scheduler may take, s: a bound for
+# liveness, not for speed. Loading with --idle-states takes 17-21 s under
+# TCG, most of it in the verifier (bench/out/attach1, e137558 and e302d8c
+# alike); 30 s was once too little in CI. A load without it took 6.5-7.1 s
+# on a quiet host and 17-20 s when the host ran about 3x slower (the
+# fresh-clone CI at c74217b, where the hotplug cases' 20 s bound passed by
+# 0.2 s and their 30 s one for two loads failed). 60 s leaves room.
+ATTACH_BOUND_S=60
+
 # start_sched LOG [ARGS...]: start scx_cadence in the background, logging to
 # LOG, and wait until the kernel reports it enabled. Sets SCHED_PID.
-# Loading with --idle-states takes 17-21 s under TCG, most of it in the
-# verifier (bench/out/attach1, e137558 and e302d8c alike); 30 s was once
-# too little in CI. 60 s leaves room for a slow host.
 start_sched() {
 	local log=$1
 	shift
 	"$SCHED" "$@" >"$log" 2>&1 &
 	SCHED_PID=$!
-	if ! wait_state enabled 60; then
-		fail "scx_cadence did not attach within 60 s: $(tail -n 3 "$log" | tr '\n' ' ')"
+	if ! wait_state enabled "$ATTACH_BOUND_S"; then
+		fail "scx_cadence did not attach within $ATTACH_BOUND_S s: $(tail -n 3 "$log" | tr '\n' ' ')"
 		return 1
 	fi
 	case $(cat $SCX/root/ops) in
