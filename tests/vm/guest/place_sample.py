@@ -3,11 +3,16 @@ each one is on (/proc/PID/stat, field 39), then counts the samples in
 which the tasks are spread evenly over the given small cores (per small
 core, N / cores rounded down or up), seed 002's "optimal placement".
 
-    place_sample.py N SECONDS SMALL_CORES [MIN_SHARE] [--churn RATE] [--from CPUS]
+    place_sample.py N SECONDS SMALL_CORES [MIN_SHARE] [--churn RATE [--min-forks F]]
+                    [--from CPUS]
 SMALL_CORES: small cores as cpulists joined by '/', e.g. 0,2,4,6/1,3,5,7.
 --churn RATE: meanwhile shell-like processes fork short commands (awk,
 sleep, cat in turn) RATE times a second in all, as a user's shell or a
 build script does next to long-running work (issue 15).
+--min-forks F: the samples go on past SECONDS until the churn has forked
+F commands since the first (the kernel's count of forks, /proc/stat), up
+to MIN_FORKS_CAP x SECONDS: the placement is then judged beside as many
+short tasks on a host that forks slowly as on one that does not.
 --from CPUS: task i starts pinned to the i-th CPU of the comma-separated
 list (an uneven split, say), and is let free on every CPU after the churn
 has begun; sampling starts FROM_SETTLE_S later: the samples then show
@@ -15,7 +20,8 @@ whether the scheduler undid that split, and whether it keeps it undone.
 
 Prints one JSON line: the share of even samples and the distributions seen,
 the CPU-bound tasks' migrations per second (the kernel's se.nr_migrations
-in /proc/PID/sched, any scheduler), the forks per second achieved, and,
+in /proc/PID/sched, any scheduler), the forks per second achieved, the
+forks and seconds of the sampling window, and,
 while scx_cadence runs, its own count of those tasks' moves across small
 and big cores by the path that made them (its `tasks` iterator). With
 MIN_SHARE, exits 1 if the share of even samples is below it."""
@@ -23,6 +29,7 @@ MIN_SHARE, exits 1 if the share of even samples is below it."""
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -43,14 +50,23 @@ CHURN_PER_PROCESS = 10
 # 2 host cores a churn's commands can keep it from completing them for
 # over a second; 2 s leaves room without hiding a split that lasts.
 FROM_SETTLE_S = 2.0
+# Longest window --min-forks may stretch the samples to, in SECONDS: 4x.
+# Counted while sampling, the churn asked for 30 forks a second reached
+# 20-21 under EEVDF on 8 vCPUs beside 4 CPU-bound tasks; the host gives
+# each vCPU a share of one thread, and sharing the host's two CPUs with 4
+# busy loops cut it to about 8 in the test VM. The cap leaves 150 forks
+# room on a host 3-4x slower than that.
+MIN_FORKS_CAP = 4
 
 
 def args():
-    pos, churn, start_on = [], 0.0, None
+    pos, churn, min_forks, start_on = [], 0.0, 0, None
     it = iter(sys.argv[1:])
     for a in it:
         if a == "--churn":
             churn = float(next(it))
+        elif a == "--min-forks":
+            min_forks = int(next(it))
         elif a == "--from":
             start_on = [int(c) for c in next(it).split(",")]
         else:
@@ -59,7 +75,9 @@ def args():
     min_share = float(pos[3]) if len(pos) > 3 else None
     if start_on is not None and len(start_on) != n:
         sys.exit(f"--from names {len(start_on)} CPUs for {n} tasks")
-    return n, seconds, smalls, min_share, churn, start_on
+    if min_forks and not churn:
+        sys.exit("--min-forks needs --churn")
+    return n, seconds, smalls, min_share, churn, min_forks, start_on
 
 
 def nr_migrations(pid):
@@ -93,22 +111,36 @@ def cadence_moves(pids):
     return sums
 
 
+def forks_since_boot():
+    """The kernel's count of forks since boot (/proc/stat's processes)."""
+    with open("/proc/stat") as f:
+        for line in f:
+            if line.startswith("processes "):
+                return int(line.split()[1])
+    raise RuntimeError("no processes line in /proc/stat")
+
+
 def churn_loop(rate, stop_at):
-    """Forks one short command every 1/@rate s until @stop_at; the count."""
+    """Forks one short command every 1/@rate s until @stop_at or SIGTERM;
+    the count."""
+    stop = []
+    signal.signal(signal.SIGTERM, lambda *_: stop.append(True))
     forks, period, nxt = 0, 1.0 / rate, time.monotonic()
-    while time.monotonic() < stop_at:
+    while not stop and time.monotonic() < stop_at:
         subprocess.run(CHURN_COMMANDS[forks % len(CHURN_COMMANDS)], stdout=subprocess.DEVNULL)
         forks += 1
         nxt += period
         delay = nxt - time.monotonic()
-        if delay > 0:
+        if delay > 0 and not stop:
             time.sleep(delay)
     return forks
 
 
 def main():
-    n, seconds, smalls, min_share, churn, start_on = args()
+    n, seconds, smalls, min_share, churn, min_forks, start_on = args()
     settle = FROM_SETTLE_S if start_on else 0.0
+    # The churn runs until the window closes (SIGTERM), at most this long.
+    churn_s = (MIN_FORKS_CAP if min_forks else 1) * seconds + 0.5 + settle
     core_of = {cpu: i for i, s in enumerate(smalls) for cpu in s}
     tasks = [subprocess.Popen(["sh", "-c", "while :; do :; done"]) for _ in range(n)]
     for t, cpu in zip(tasks, start_on or []):
@@ -122,21 +154,30 @@ def main():
             churners = [subprocess.Popen(
                 [sys.executable, "-c",
                  "import sys, time; sys.path.insert(0, sys.argv[3]); import place_sample as s; "
+                 "print('started', flush=True); "
                  "print(s.churn_loop(float(sys.argv[1]), time.monotonic() + float(sys.argv[2])))",
-                 str(churn / nproc), str(seconds + 0.5 + settle),
+                 str(churn / nproc), str(churn_s),
                  os.path.dirname(os.path.abspath(__file__))],
                 stdout=subprocess.PIPE, text=True) for _ in range(nproc)]
+            # Each churner's Python takes seconds to start under TCG
+            # beside the CPU-bound tasks: the samples begin once all
+            # of them fork.
+            for c in churners:
+                c.stdout.readline()
+            churn_start = time.monotonic()
             time.sleep(0.5)
         for t in tasks if start_on else []:
             os.sched_setaffinity(t.pid, os.sched_getaffinity(0))
         time.sleep(settle)
         pids = [t.pid for t in tasks]
         mig0, moves0, t0 = [nr_migrations(p) for p in pids], cadence_moves(pids), time.monotonic()
+        forks0 = forks_since_boot()
         lo, hi = n // len(smalls), -(-n // len(smalls))
         even = total = 0
         per_core_seen = {}
-        end = t0 + seconds
-        while time.monotonic() < end:
+        end, cap = t0 + seconds, t0 + (MIN_FORKS_CAP * seconds if min_forks else seconds)
+        while time.monotonic() < end or (time.monotonic() < cap and
+                                          forks_since_boot() - forks0 < min_forks):
             counts = [0] * len(smalls)
             for t in tasks:
                 counts[core_of.get(cpu_of(t.pid), 0)] += 1
@@ -147,18 +188,24 @@ def main():
             per_core_seen[key] = per_core_seen.get(key, 0) + 1
             time.sleep(0.1)
         elapsed = time.monotonic() - t0
+        window_forks = forks_since_boot() - forks0
         mig = sum(nr_migrations(p) for p in pids) - sum(mig0)
         moves1 = cadence_moves(pids)
     finally:
         for t in tasks:
             t.kill()
+        churn_end = time.monotonic()
+        for c in churners:
+            c.terminate()
     forks = sum(int(c.communicate()[0].strip() or 0) for c in churners)
     share = even / total if total else 0.0
     out = {"tasks": n, "samples": total, "even": even, "share": round(share, 3),
            "distributions": per_core_seen,
            "migrations_per_s": round(mig / elapsed, 2)}
     if churn:
-        out["forks_per_s"] = round(forks / (seconds + 0.5 + settle), 1)
+        out["forks_per_s"] = round(forks / (churn_end - churn_start), 1)
+        out["window_s"] = round(elapsed, 1)
+        out["window_forks"] = window_forks
     if moves0 is not None and moves1 is not None:
         out["cadence_moves"] = {k: moves1[k] - moves0[k] for k in moves1}
     print(json.dumps(out))
