@@ -17,9 +17,11 @@ it (it is the larger of that and the task's util_est). It must also stay
 below saturation, where the hog's CPU is, as long as PELT's closed form
 keeps a CPU with that share and the task's mean run (/proc/PID/schedstat)
 below it: a slow host stretches the task's runs and sleeps alike (the
-vCPU waits for the host), and runs of 200 ms at a share of 0.5 do reach
-1015 (CI at c74217b read that). Run this pinned away from CPUs 1 and 2,
-or the sampler's own util is what it reads there.
+vCPU waits for the host; 32-34 ms instead of 7-8 with the host's CPUs
+shared with 8 busy loops), and by that closed form runs of 200 ms at a
+share of 0.5 peak at 1011, near the 1015 that CI read at c74217b with
+the task at 0.50 (its runs were not recorded). Run this pinned away from
+CPUs 1 and 2, or the sampler's own util is what it reads there.
 
 Usage: cpufreq_follows.py PIN_DIR SCHED PART_TIME_PID"""
 
