@@ -15,16 +15,19 @@ PELT's util_avg of a CPU running a share s of the time converges to
 s x 1024 (kernel/sched/pelt.c), and what the target follows is never below
 it (it is the larger of that and the task's util_est). It must also stay
 below saturation, where the hog's CPU is, as long as PELT's closed form
-keeps a CPU with that share and the task's mean run (/proc/PID/schedstat)
-below it: a slow host stretches the task's runs and sleeps alike (the
-vCPU waits for the host; 32-34 ms instead of 7-8 with the host's CPUs
-shared with 8 busy loops), and by that closed form runs of 200 ms at a
-share of 0.5 peak at 1011, near the 1015 that CI read at c74217b with
-the task at 0.50 (its runs were not recorded). Run this pinned away from
-CPUs 1 and 2, or the sampler's own util is what it reads there.
+for that share and the CPU's mean busy stretch (busy time over its idle
+entries, /proc/schedstat) keeps the peak below SATURATED_UTIL -
+SHARE_TOLERANCE: a slow host stretches runs and sleeps alike (the vCPU
+waits for the host; the task's runs took 32-34 ms instead of 7-8 with
+the host's CPUs shared with 8 busy loops), and by that closed form
+stretches of 200 ms at a share of 0.5 peak at 1011. CI read 1015 at
+c74217b with the task at 0.50; that is explained so only if its CPU's
+stretches were over about 90 ms, which was not recorded. Run this pinned
+away from CPUs 1 and 2, or the sampler's own util is what it reads there.
 
 Usage: cpufreq_follows.py PIN_DIR SCHED PART_TIME_PID"""
 
+import atexit
 import statistics
 import subprocess
 import sys
@@ -43,24 +46,22 @@ failures = []
 # bursts.
 SHARE_TOLERANCE = 100
 # Saturation: the hog's CPU reads 1023-1024, a CPU idle part of the time
-# stays under this, unless its runs are long enough for PELT to reach it
-# (pelt_peak() at SATURATED_UTIL - SHARE_TOLERANCE or above).
+# stays under this, unless its busy stretches are long enough for PELT to
+# come near it (pelt_peak() at SATURATED_UTIL - SHARE_TOLERANCE or above).
 SATURATED_UTIL = 1000
 # PELT's decay per 1024 us period: y^32 = 1/2 (kernel/sched/pelt.c).
 PELT_Y = 0.5 ** (1 / 32)
 
 
-def ran():
-    """The part-time task's ns run (sum_exec_runtime) and its count of
-    runs (pcount): /proc/PID/schedstat."""
+def ran_ns():
+    """Nanoseconds the part-time task has run (sum_exec_runtime)."""
     with open(f"/proc/{PART_TIME_PID}/schedstat") as f:
-        cols = f.read().split()
-        return int(cols[0]), int(cols[2])
+        return int(f.read().split()[0])
 
 
 def pelt_peak(run_ms, share):
-    """PELT's util at the end of each run, once steady, of a CPU that runs
-    @run_ms at a time and is busy a share @share of the time: a run lifts
+    """PELT's util at the end of each busy stretch, once steady, of a CPU
+    busy @run_ms at a time and a share @share of the time: a run lifts
     util u to 1024 - (1024 - u) y^r and an idle gap of i decays it by y^i,
     so the fixed point is 1024 (1 - y^r) / (1 - y^(r + i)), with
     r + i = r / share (periods taken as ms)."""
@@ -69,14 +70,17 @@ def pelt_peak(run_ms, share):
     return 1024 * (1 - PELT_Y**run_ms) / (1 - PELT_Y**(run_ms / min(share, 0.999)))
 
 
-def busy_ns(cpu):
-    """Nanoseconds tasks other than the idle task have run on @cpu: the
-    runqueue's rq_cpu_time, the 7th number of its line in /proc/schedstat
-    (versions 15-17, kernel/sched/stats.c), which sched_info_switch() adds
-    to at every switch away from a task, whatever its class. It is clock
-    time, as sum_exec_runtime is; /proc/stat's busy columns are counted in
-    ticks, and under TCG with the host busy they read a CPU as busy 0.36 of
-    the time while its task alone ran 0.60."""
+def cpu_busy(cpu):
+    """@cpu's busy ns and idle entries from its line in /proc/schedstat
+    (versions 15-17, kernel/sched/stats.c): rq_cpu_time (the 7th number),
+    which sched_info_switch() adds to at every switch away from a task but
+    the idle task, and sched_goidle (the 4th), counted when the idle task
+    is picked, with kernel.sched_schedstats on. Busy counts tasks of every
+    class; scx_cadence's CPU util counts its own tasks (bpf/util.bpf.h),
+    which here are all but the stopper's and RT kthreads' few runs.
+    rq_cpu_time is clock time, as sum_exec_runtime is; /proc/stat's busy
+    columns are counted in ticks, and under TCG with the host busy they
+    read a CPU as busy 0.36 of the time while its task alone ran 0.60."""
     with open("/proc/schedstat") as f:
         version = int(f.readline().split()[1])
         if not 15 <= version <= 17:
@@ -84,8 +88,18 @@ def busy_ns(cpu):
         for line in f:
             cols = line.split()
             if cols[0] == f"cpu{cpu}":
-                return int(cols[7])
+                return int(cols[7]), int(cols[4])
     raise RuntimeError(f"no cpu{cpu} line in /proc/schedstat")
+
+
+# sched_goidle counts only with schedstats on (schedstat_inc()); the VM's
+# next cases get the setting back.
+SCHEDSTATS = "/proc/sys/kernel/sched_schedstats"
+with open(SCHEDSTATS) as f:
+    schedstats_was = f.read().strip()
+atexit.register(lambda: open(SCHEDSTATS, "w").write(schedstats_was))
+with open(SCHEDSTATS, "w") as f:
+    f.write("1")
 
 for headroom in (125, 250):
     subprocess.run([SCHED, "ctl", "set", f"cpufreq.headroom_pct={headroom}"], check=True,
@@ -93,7 +107,7 @@ for headroom in (125, 250):
     time.sleep(0.5)
     for cpu in (1, 2):
         exact, utils = 0, []
-        (ran0, runs0), busy0, t0 = ran(), busy_ns(cpu), time.monotonic_ns()
+        ran0, (busy0, idles0), t0 = ran_ns(), cpu_busy(cpu), time.monotonic_ns()
         for _ in range(SAMPLES):
             dump = bpftool.dump(f"{PIN_DIR}/cpu_cpufreq")
             v = next(x["value"] for x in dump[0]["values"] if x["cpu"] == cpu)
@@ -110,14 +124,17 @@ for headroom in (125, 250):
         busy = [u for u in utils if u > 0] or [0]
         med = statistics.median(busy)
         wall = time.monotonic_ns() - t0
-        (ran1, runs1), share = ran(), (busy_ns(cpu) - busy0) / wall
-        run_ms = (ran1 - ran0) / max(1, runs1 - runs0) / 1e6
+        (busy1, idles1), ran = cpu_busy(cpu), (ran_ns() - ran0) / wall
+        share = (busy1 - busy0) / wall
+        if cpu == 1 and idles1 == idles0:
+            failures.append(f"cpu {cpu} never went idle by sched_goidle: schedstats off?")
+        run_ms = (busy1 - busy0) / max(1, idles1 - idles0) / 1e6
         peak = pelt_peak(run_ms, share)
         # rq_cpu_time grows at switches only: a hog that keeps its CPU
         # adds nothing to it, so the hog's CPU prints no share.
         print(f"headroom {headroom} cpu {cpu}: {exact}/{SAMPLES} exact, median util {med}"
-              + (f", busy {share:.2f} of the time, the part-time task {(ran1 - ran0) / wall:.2f} "
-                 f"in runs of {run_ms:.1f} ms (PELT's peak for them {peak:.0f})"
+              + (f", busy {share:.2f} of the time in stretches of {run_ms:.1f} ms (PELT's "
+                 f"peak for them {peak:.0f}), the part-time task {ran:.2f}"
                  if cpu == 1 else ""))
         if exact < 0.9 * SAMPLES:
             failures.append(f"headroom {headroom} cpu {cpu}: only {exact}/{SAMPLES} exact")
@@ -128,7 +145,7 @@ for headroom in (125, 250):
                             f"below its busy share {share:.2f} x 1024")
         if cpu == 1 and peak < SATURATED_UTIL - SHARE_TOLERANCE and med >= SATURATED_UTIL:
             failures.append(f"the part-time task's CPU reads saturated ({med}) "
-                            f"though it was busy {share:.2f} of the time in runs "
+                            f"though it was busy {share:.2f} of the time in stretches "
                             f"of {run_ms:.1f} ms")
 
 for f in failures:

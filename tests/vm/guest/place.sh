@@ -112,9 +112,10 @@ churn_run() {
 # them 30 times a second from three shells (place_sample.py --churn): they
 # must be split 2 and 2 in at least 90% of the samples, and scx_cadence's
 # own counters (the `tasks` iterator) may see them move to another small or
-# big core at most 5 times in the run. Measured before the hold counted only
-# lasting load and kept a task preempted by the stopper or a short task on
-# its CPU: 10-21 such moves per run, 55-89% of samples split evenly.
+# big core at most 5 times per 10 s of samples (churn_run). Measured
+# before the hold counted only lasting load and kept a task preempted by
+# the stopper or a short task on its CPU: 10-21 such moves per run, 55-89%
+# of samples split evenly.
 case_place_spread_holds_under_churn() {
 	churn_case churn "the tasks did not stay spread"
 }
@@ -123,8 +124,8 @@ case_place_spread_holds_under_churn() {
 # and go: four CPU-bound tasks start pinned 3 and 1 on QEMU's SMT4 cores
 # (CPUs 0, 1, 2 and 4) under the churn of the case above, and are let free
 # 2 s before the sampling starts (place_sample.py's FROM_SETTLE_S). They
-# must be split 2 and 2 in at least 90% of the 10 s of samples, with at
-# most 5 moves across small or big cores in them, as in the case above.
+# must be split 2 and 2 in at least 90% of the samples, with at most 5
+# moves across small or big cores per 10 s of them, as in the case above.
 # Measured before a check of the hold searched again with the short tasks'
 # CPUs counted idle: the churn's commands ran on the freer core's idle
 # CPUs, the search then kept the task where it was, each such check ended
@@ -142,10 +143,11 @@ case_place_split_undone_under_churn() {
 # big cores), 5-83% of the samples even, in 4 runs at 5282ded; 31 and 23
 # moves, 81% and 89% even, at 88f9304. Since then one CPU-bound task per
 # CPU may hold it beside waiting tasks (place.bpf.h, hold_has_room()).
-# At most 10 moves, not the churn cases' 5: since then this case moved
-# them 0-1 times in most runs, but 5 in CI at 313c713 and 7 (92% even) in
-# CI at 992a044, mostly by the queue path, a cause not yet traced; 10
-# still fails every run of the bug above by its moves or its share.
+# At most 10 moves per 10 s, not the churn cases' 5: since then this case
+# moved them 0-1 times in most runs, but 5 in CI at 313c713 and 7 (92%
+# even) in CI at 992a044, mostly by the queue path, a cause not yet
+# traced; 10 still fails every run of the bug above by its moves or its
+# share.
 case_place_spread_holds_beside_pinned_sleepers() {
 	local cpu pids=() rc=0
 	start_sched "$VM_OUT/place_pinned.sched.log" || return 1

@@ -9,10 +9,11 @@ SMALL_CORES: small cores as cpulists joined by '/', e.g. 0,2,4,6/1,3,5,7.
 --churn RATE: meanwhile shell-like processes fork short commands (awk,
 sleep, cat in turn) RATE times a second in all, as a user's shell or a
 build script does next to long-running work (issue 15).
---min-forks F: the samples go on past SECONDS until the churn has forked
-F commands since the first (the kernel's count of forks, /proc/stat), up
-to MIN_FORKS_CAP x SECONDS: the placement is then judged beside as many
-short tasks on a host that forks slowly as on one that does not.
+--min-forks F: the samples go on past SECONDS until F forks were made
+since the first, counted system-wide (/proc/stat's processes; the churn
+makes nearly all of them), up to MIN_FORKS_CAP x SECONDS: the placement
+is then judged beside as many short tasks on a host that forks slowly as
+on one that does not.
 --from CPUS: task i starts pinned to the i-th CPU of the comma-separated
 list (an uneven split, say), and is let free on every CPU after the churn
 has begun; sampling starts FROM_SETTLE_S later: the samples then show
@@ -20,14 +21,16 @@ whether the scheduler undid that split, and whether it keeps it undone.
 
 Prints one JSON line: the share of even samples and the distributions seen,
 the CPU-bound tasks' migrations per second (the kernel's se.nr_migrations
-in /proc/PID/sched, any scheduler), the forks per second achieved, the
-forks and seconds of the sampling window, and,
+in /proc/PID/sched, any scheduler), the forks per second achieved from
+the churn's start to the window's end, the forks (system-wide) and
+seconds of the sampling window, and,
 while scx_cadence runs, its own count of those tasks' moves across small
 and big cores by the path that made them (its `tasks` iterator). With
 MIN_SHARE, exits 1 if the share of even samples is below it."""
 
 import json
 import os
+import select
 import shutil
 import signal
 import subprocess
@@ -57,6 +60,12 @@ FROM_SETTLE_S = 2.0
 # busy loops cut it to about 8 in the test VM. The cap leaves 150 forks
 # room on a host 3-4x slower than that.
 MIN_FORKS_CAP = 4
+# Longest a churner's Python may take to start: seconds under TCG beside
+# the CPU-bound tasks; 60 s, then the sampler fails.
+CHURN_START_S = 60
+# How long a churner forks on past the window it was started for, should
+# the sampler not stop it (it does, with SIGTERM, when the window closes).
+CHURN_GRACE_S = 10
 
 
 def args():
@@ -140,7 +149,7 @@ def main():
     n, seconds, smalls, min_share, churn, min_forks, start_on = args()
     settle = FROM_SETTLE_S if start_on else 0.0
     # The churn runs until the window closes (SIGTERM), at most this long.
-    churn_s = (MIN_FORKS_CAP if min_forks else 1) * seconds + 0.5 + settle
+    churn_s = (MIN_FORKS_CAP if min_forks else 1) * seconds + 0.5 + settle + CHURN_GRACE_S
     core_of = {cpu: i for i, s in enumerate(smalls) for cpu in s}
     tasks = [subprocess.Popen(["sh", "-c", "while :; do :; done"]) for _ in range(n)]
     for t, cpu in zip(tasks, start_on or []):
@@ -154,16 +163,22 @@ def main():
             churners = [subprocess.Popen(
                 [sys.executable, "-c",
                  "import sys, time; sys.path.insert(0, sys.argv[3]); import place_sample as s; "
-                 "print('started', flush=True); "
+                 "print('started', flush=True); sys.stdin.readline(); "
                  "print(s.churn_loop(float(sys.argv[1]), time.monotonic() + float(sys.argv[2])))",
                  str(churn / nproc), str(churn_s),
                  os.path.dirname(os.path.abspath(__file__))],
-                stdout=subprocess.PIPE, text=True) for _ in range(nproc)]
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True) for _ in range(nproc)]
             # Each churner's Python takes seconds to start under TCG
-            # beside the CPU-bound tasks: the samples begin once all
-            # of them fork.
+            # beside the CPU-bound tasks: all of them start forking at
+            # once, when all have started, and the samples begin after.
+            deadline = time.monotonic() + CHURN_START_S
             for c in churners:
-                c.stdout.readline()
+                ready = select.select([c.stdout], [], [], max(0.0, deadline - time.monotonic()))[0]
+                if not ready or c.stdout.readline() != "started\n":
+                    raise RuntimeError(f"a churner did not start within {CHURN_START_S} s")
+            for c in churners:
+                c.stdin.write("go\n")
+                c.stdin.flush()
             churn_start = time.monotonic()
             time.sleep(0.5)
         for t in tasks if start_on else []:
@@ -189,14 +204,17 @@ def main():
             time.sleep(0.1)
         elapsed = time.monotonic() - t0
         window_forks = forks_since_boot() - forks0
+        churn_end = time.monotonic()
+        for c in churners:
+            c.terminate()
         mig = sum(nr_migrations(p) for p in pids) - sum(mig0)
         moves1 = cadence_moves(pids)
     finally:
         for t in tasks:
             t.kill()
-        churn_end = time.monotonic()
         for c in churners:
-            c.terminate()
+            if c.poll() is None:
+                c.terminate()
     forks = sum(int(c.communicate()[0].strip() or 0) for c in churners)
     share = even / total if total else 0.0
     out = {"tasks": n, "samples": total, "even": even, "share": round(share, 3),
