@@ -78,7 +78,7 @@ churn_case() {
 # PLACE_SECONDS: 150 short tasks beside the CPU-bound ones. It is a count
 # while sampling, not a rate, because under TCG a fork and exec costs what
 # the host gives, and a slow host now samples longer (place_sample.py's
-# MIN_FORKS_CAP: at most 4x PLACE_SECONDS). The rate the sampler printed
+# MIN_FORKS_CAP: at most 8x PLACE_SECONDS). The rate the sampler printed
 # before was no floor: counted to the churners' own end, seconds after
 # the samples (their Python took that long to start), it took in forks
 # that caught up on a freed machine. It read 23.8-30.0 forks a second
