@@ -41,6 +41,28 @@ cyclic() {
 	record "$1_p999_us" "$p999"
 }
 
+# beside PREFIX COMMAND...: cyclic PREFIX while COMMAND runs as a load. The
+# load starts a second ahead and runs until cyclictest is done, then is
+# stopped (timeout forwards SIGTERM to its process group), so it covers the
+# whole measurement however long cyclictest takes to start its threads.
+# Loads of a fixed 11-12 s did not: beside hackbench, cyclictest's threads
+# began about 7 s after it started under EEVDF and scx_floor, after an 11 s
+# hackbench had ended, so they measured an idle machine (docs/benchmarks.md,
+# "What cyclictest beside steady hackbench measured"). 120 s bounds the load
+# if cyclictest never ends.
+beside() {
+	local prefix=$1 load
+	shift
+	timeout 120 "$@" >/dev/null 2>&1 &
+	load=$!
+	sleep 1
+	cyclic "$prefix"
+	kill -0 "$load" 2>/dev/null ||
+		echo "round $round: $name: the load of $prefix ended before cyclictest did" >&2
+	kill -TERM "$load" 2>/dev/null
+	wait "$load" 2>/dev/null
+}
+
 sysctl -qw kernel.bpf_stats_enabled=1
 for round in $(seq "$rounds"); do
 	n=${#scheds[@]}
@@ -91,29 +113,15 @@ for round in $(seq "$rounds"); do
 
 		# cyclictest at normal priority (SCHED_OTHER, so sched_ext schedules
 		# it): wake-up latency in microseconds, with every CPU busy ...
-		stress-ng --cpu "$nproc" --timeout 12s >/dev/null 2>&1 &
-		load=$!
-		sleep 1
-		cyclic cyclictest
-		wait $load
+		beside cyclictest stress-ng --cpu "$nproc"
 		# ... and while hackbench runs, back to back (short sleepers and
 		# wakers competing with it, not only CPU hogs).
-		(
-			end=$((SECONDS + 11))
-			while [ $SECONDS -lt $end ]; do hackbench -g 2 -l 100 >/dev/null 2>&1; done
-		) &
-		load=$!
-		sleep 1
-		cyclic cyclictest_hackbench
-		wait $load
+		beside cyclictest_hackbench bash -c 'while :; do hackbench -g 2 -l 100; done'
 		# ... and beside one steady hackbench run that outlasts it (no
 		# restarts, in whose start and end EEVDF has long waits too): 80
-		# tasks passing messages for the whole 8 s.
-		timeout 11 hackbench -g 2 -l 30000 >/dev/null 2>&1 &
-		load=$!
-		sleep 1
-		cyclic cyclictest_hackbench_steady
-		wait $load
+		# tasks passing messages for the whole measurement (a loop count
+		# no scheduler here finishes in 120 s).
+		beside cyclictest_hackbench_steady hackbench -g 2 -l 10000000
 
 		if [ -n "$pid" ]; then
 			bpf_cost
