@@ -26,41 +26,51 @@ bpf_cost() {
 	bpftool -j prog show | python3 "$VM_ROOT/bench/bpf_cost.py" "$name" >>"$bpf"
 }
 
-# cyclic PREFIX: cyclictest, one thread per CPU, every 1 ms for 8 s, its
-# histogram read by cyclic_hist.py; records PREFIX_{avg,max,p50,p99,p999}_us.
-# The histogram spans 20 ms: a wake-up later than that counts as 20 ms.
-cyclic() {
-	local avg max p50 p99 p999
-	cyclictest --policy=other -t "$nproc" -i 1000 -D 8 -q -m -h 20000 2>/dev/null |
-		python3 "$VM_ROOT/bench/cyclic_hist.py" >"$VM_OUT/cyc"
-	read -r avg max p50 p99 p999 <"$VM_OUT/cyc" || return 0
-	record "$1_avg_us" "$avg"
-	record "$1_max_us" "$max"
-	record "$1_p50_us" "$p50"
-	record "$1_p99_us" "$p99"
-	record "$1_p999_us" "$p999"
+# threads PID: how many threads PID has (0 once it has exited).
+threads() {
+	local tasks=("/proc/$1/task/"*)
+	if [ -e "${tasks[0]}" ]; then echo "${#tasks[@]}"; else echo 0; fi
 }
 
-# beside PREFIX COMMAND...: cyclic PREFIX while COMMAND runs as a load. The
-# load starts a second ahead and runs until cyclictest is done, then is
-# stopped (timeout forwards SIGTERM to its process group), so it covers the
-# whole measurement however long cyclictest takes to start its threads.
-# Loads of a fixed 11-12 s did not: beside hackbench, cyclictest's threads
-# began about 7 s after it started under EEVDF and scx_floor, after an 11 s
-# hackbench had ended, so they measured an idle machine (docs/benchmarks.md,
-# "What cyclictest beside steady hackbench measured"). 120 s bounds the load
-# if cyclictest never ends.
+# beside PREFIX COMMAND...: cyclictest, one thread per CPU, every 1 ms for
+# 8 s, while COMMAND runs as a load; its histogram read by cyclic_hist.py
+# records PREFIX_{avg,max,p50,p99,p999}_us. The histogram spans 20 ms: a
+# wake-up later than that counts as 20 ms.
+#
+# cyclictest starts first, and the load once cyclictest's measuring
+# threads exist; the load runs until cyclictest exits, then is stopped
+# (timeout forwards SIGTERM to its process group; 120 s bounds it if
+# cyclictest never ends). Started the other way round, beside hackbench,
+# cyclictest's main thread under EEVDF and scx_floor did not start its
+# threads until hackbench had exited (60 s and 120 s loads: cyclictest
+# ended only after them), so with the fixed 11 s loads used until then
+# they measured an idle machine (docs/benchmarks.md, "What cyclictest
+# beside steady hackbench measured"). The load's own start (hackbench
+# forks 80 tasks) falls in the first moments of the 8 s.
 beside() {
-	local prefix=$1 load
+	local prefix=$1 cyc load avg max p50 p99 p999 waited=0
 	shift
+	cyclictest --policy=other -t "$nproc" -i 1000 -D 8 -q -m -h 20000 >"$VM_OUT/cyc.raw" 2>/dev/null &
+	cyc=$!
+	# Its main thread and nproc measuring threads, within 60 s.
+	while [ "$(threads "$cyc")" -le "$nproc" ] && [ $waited -lt 600 ] && kill -0 "$cyc" 2>/dev/null; do
+		sleep 0.1
+		waited=$((waited + 1))
+	done
 	timeout 120 "$@" >/dev/null 2>&1 &
 	load=$!
-	sleep 1
-	cyclic "$prefix"
+	wait "$cyc"
 	kill -0 "$load" 2>/dev/null ||
 		echo "round $round: $name: the load of $prefix ended before cyclictest did" >&2
 	kill -TERM "$load" 2>/dev/null
 	wait "$load" 2>/dev/null
+	python3 "$VM_ROOT/bench/cyclic_hist.py" <"$VM_OUT/cyc.raw" >"$VM_OUT/cyc"
+	read -r avg max p50 p99 p999 <"$VM_OUT/cyc" || return 0
+	record "${prefix}_avg_us" "$avg"
+	record "${prefix}_max_us" "$max"
+	record "${prefix}_p50_us" "$p50"
+	record "${prefix}_p99_us" "$p99"
+	record "${prefix}_p999_us" "$p999"
 }
 
 sysctl -qw kernel.bpf_stats_enabled=1
