@@ -7,12 +7,13 @@
  * What a start costs: every struct_ops callback runs with interrupts
  * off, and there the test kernel's (7.2) bpf_timer_start() does not
  * start the hrtimer itself. It allocates a command (kmalloc_nolock())
- * and queues an irq_work; the hrtimer starts in that self-interrupt, a
- * few microseconds later, with the delay asked for counted from then.
- * Traced beside hackbench, 526 of 527 starts ran there, and the clock
- * event device was programmed for the timer in time; its interrupts
- * then reached the busy vCPU as late as any other (docs/benchmarks.md,
- * "What cyclictest beside steady hackbench measured").
+ * and queues an irq_work; the hrtimer starts in that self-interrupt,
+ * with the delay asked for counted from then. Traced beside hackbench,
+ * 526 of 527 starts ran there, and the clock event device was
+ * programmed for the timer in time in 523; its interrupts still reached
+ * the busy vCPU late under TCG, for a reason not found
+ * (docs/benchmarks.md, "What cyclictest beside steady hackbench
+ * measured").
  */
 #ifndef __CADENCE_TIMERS_BPF_H
 #define __CADENCE_TIMERS_BPF_H
