@@ -41,12 +41,12 @@ threads() {
 # threads exist; the load runs until cyclictest exits, then is stopped
 # (timeout forwards SIGTERM to its process group; 120 s bounds it if
 # cyclictest never ends). Started the other way round, beside hackbench,
-# cyclictest's main thread under EEVDF and scx_floor did not start its
-# threads until hackbench had exited (60 s and 120 s loads: cyclictest
-# ended only after them), so with the fixed 11 s loads used until then
-# they measured an idle machine (docs/benchmarks.md, "What cyclictest
-# beside steady hackbench measured"). The load's own start (hackbench
-# forks 80 tasks) falls in the first moments of the 8 s.
+# cyclictest's measuring threads under EEVDF (and scx_floor, in the one
+# run traced) first ran when hackbench ended (beside 60 s and 120 s
+# loads cyclictest ended only after them), so the fixed 11 s load used
+# until then left them a mostly idle machine (docs/benchmarks.md, "What
+# cyclictest beside steady hackbench measured"). The load's own start
+# (hackbench forks 80 tasks) falls in the first moments of the 8 s.
 beside() {
 	local prefix=$1 cyc load avg max p50 p99 p999 waited=0
 	shift
