@@ -48,14 +48,13 @@ threads() {
 # cyclictest beside steady hackbench measured"). The load's own start
 # (hackbench forks 80 tasks) falls in the first moments of the 8 s.
 beside() {
-	local prefix=$1 cyc load avg max p50 p99 p999 waited=0
+	local prefix=$1 cyc load avg max p50 p99 p999 deadline=$((SECONDS + 60))
 	shift
 	cyclictest --policy=other -t "$nproc" -i 1000 -D 8 -q -m -h 20000 >"$VM_OUT/cyc.raw" 2>/dev/null &
 	cyc=$!
 	# Its main thread and nproc measuring threads, within 60 s.
-	while [ "$(threads "$cyc")" -le "$nproc" ] && [ $waited -lt 600 ] && kill -0 "$cyc" 2>/dev/null; do
+	while [ "$(threads "$cyc")" -le "$nproc" ] && [ $SECONDS -lt $deadline ] && kill -0 "$cyc" 2>/dev/null; do
 		sleep 0.1
-		waited=$((waited + 1))
 	done
 	timeout 120 "$@" >/dev/null 2>&1 &
 	load=$!
