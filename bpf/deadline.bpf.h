@@ -226,6 +226,30 @@ static __always_inline bool lift_behind(u64 *vtime, u64 frontier, u64 lag)
 }
 
 /*
+ * What a task has run toward run-to-parity's minimum slice when it next
+ * runs, after a run of @ran_ns of the @granted_ns slice it got, with
+ * @credit_ns from runs before: a run that a preemption cut short
+ * (@runnable, its slice not used up) adds to the count; a sleep, or a
+ * slice used up, starts it afresh (a new request). So the minimum is
+ * counted from a task's wake-up or from the start of a slice in full,
+ * not from each switch in. fair.c keeps its protection in virtual time,
+ * vprot, set at each pick from the request's deadline
+ * (set_protect_slice()); between tasks of equal slices that is the
+ * deadline itself, which a preemption does not move, so a resumed task is
+ * protected only up to the point it was before. Counted from each switch
+ * in, a CPU hog that a periodic sleeper preempted was protected anew at
+ * every resume, and the sleeper's next wake-up inside that minimum waited
+ * for the parity timer (docs/benchmarks.md, "Run-to-parity counted from
+ * the request").
+ */
+static __always_inline u64 parity_credit(u64 credit_ns, u64 ran_ns, u64 granted_ns, bool runnable)
+{
+	if (runnable && ran_ns < granted_ns)
+		return credit_ns + ran_ns;
+	return 0;
+}
+
+/*
  * Longest the head of one of a CPU's two queues is held back by earlier
  * deadlines in the other before the one queued first runs first: 50 ms.
  * Well above the median wait of hackbench's wake-ups in the test VM under

@@ -2,7 +2,8 @@
 /*
  * Test-only BPF object: a SEC("syscall") program that runs deadline.bpf.h,
  * the scheduler's virtual deadline, eligibility, wake-up preemption
- * decision and the lag a sleeper keeps, on inputs from user space
+ * decision, the lag a sleeper keeps and the run counted toward the minimum
+ * slice, on inputs from user space
  * through BPF_PROG_TEST_RUN. It needs no sched_ext;
  * src/latency/bpf_tests.rs compares every result with the Rust reference
  * of kernel/sched/fair.c (src/latency/reference.rs).
@@ -38,5 +39,7 @@ int deadline_run(struct cadence_deadline_test *ctx)
 	vtime = w->vtime;
 	lift_behind(&vtime, w->wake_frontier, ctx->wake_lag);
 	ctx->woken_vtime = vtime;
+	ctx->parity_credit_after = parity_credit(w->parity_credit, w->parity_ran, w->parity_granted,
+						 w->parity_runnable);
 	return 0;
 }

@@ -23,7 +23,11 @@ enum cadence_preempt_verdict {
 struct cadence_preempt_in {
 	s64 wake_rel_deadline;
 	s64 curr_rel_deadline;
-	/* How long the running task has run since it got its slice (ns). */
+	/*
+	 * How long the running task has run toward its minimum slice (ns):
+	 * since it got its slice, plus runs a preemption cut short before
+	 * (parity_credit()).
+	 */
 	u64 curr_ran_ns;
 	/* The policy's minimum slice (ns). */
 	u64 min_run_ns;
@@ -78,6 +82,11 @@ struct cadence_deadline_test {
 	u64 policy_lag;
 	u64 wake_frontier;
 	u32 pinned;
+	/* parity_credit() of these. */
+	u64 parity_credit;
+	u64 parity_ran;
+	u64 parity_granted;
+	u32 parity_runnable;
 	/* Out. */
 	u64 deadline;
 	u32 eligible;
@@ -86,6 +95,7 @@ struct cadence_deadline_test {
 	u64 sleep_lag;
 	u64 wake_lag;
 	u64 woken_vtime;
+	u64 parity_credit_after;
 };
 
 #endif /* __CADENCE_INTF_LATENCY_H */

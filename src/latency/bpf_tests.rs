@@ -4,7 +4,9 @@
 //! Needs CAP_BPF and CAP_PERFMON (skipped without, src/bpf_test_progs.rs);
 //! it does not need sched_ext.
 
-use super::reference::{self, CfsRq, IDLE_WEIGHT, IDLE_WMULT, PreemptAt, Verdict, WEIGHTS, WMULTS};
+use super::reference::{
+    self, CfsRq, IDLE_WEIGHT, IDLE_WMULT, PreemptAt, Stop, Verdict, WEIGHTS, WMULTS,
+};
 use crate::bpf_intf;
 use crate::bpf_test_progs::{self, deadline as skel};
 
@@ -505,6 +507,97 @@ fn woken_vtimes_match_both_kernels_placements_on_random_inputs() {
             got,
             reference::woken_vruntime(v, f, f_wake, lag, pinned),
             "vtime {v} frontier {f} then {f_wake} lag {lag} pinned {pinned}"
+        );
+    }
+}
+
+/// parity_credit() after @stops, one run of the program per stop, each
+/// fed the credit the last one returned.
+fn credit_after(s: &skel::DeadlineTestSkel<'static>, stops: &[Stop]) -> u64 {
+    stops.iter().fold(0, |credit, stop| {
+        // SAFETY: plain-data struct from bindgen; all zeroes is valid.
+        let mut ctx: bpf_intf::cadence_deadline_test = unsafe { std::mem::zeroed() };
+        ctx.parity_credit = credit;
+        ctx.parity_ran = stop.ran_ns;
+        ctx.parity_granted = stop.granted_ns;
+        ctx.parity_runnable = u32::from(stop.runnable);
+        ctx.parity_credit_after = u64::MAX;
+        run_ctx(s, &mut ctx);
+        ctx.parity_credit_after
+    })
+}
+
+/// A preempted run of @ran_ns of a @granted_ns slice.
+fn cut(ran_ns: u64, granted_ns: u64) -> Stop {
+    Stop {
+        ran_ns,
+        granted_ns,
+        runnable: true,
+    }
+}
+
+#[test]
+fn the_minimum_slice_counts_runs_a_preemption_cut_short() {
+    let Some(s) = program() else { return };
+    let us = MS / 1000;
+    // A hog preempted 300 us into a 3 ms slice, resumed with another 3 ms
+    // slice and woken against 100 us later: it has run 400 us of its
+    // request, past a 250 us minimum.
+    assert_eq!(credit_after(&s, &[cut(300 * us, 3 * MS)]), 300 * us);
+    // Cut short twice, the runs add up.
+    assert_eq!(
+        credit_after(&s, &[cut(100 * us, 3 * MS), cut(120 * us, 2 * MS)]),
+        220 * us
+    );
+    // A slice used up begins a new request: counted afresh, also when the
+    // run ends exactly at the slice's end, and when the tick ended it
+    // (granted 0).
+    assert_eq!(
+        credit_after(&s, &[cut(100 * us, 3 * MS), cut(3 * MS, 3 * MS)]),
+        0
+    );
+    assert_eq!(credit_after(&s, &[cut(3500 * us, 3 * MS)]), 0);
+    assert_eq!(
+        credit_after(&s, &[cut(100 * us, 3 * MS), cut(10 * us, 0)]),
+        0
+    );
+    // So does a wake-up: a run that ends in a sleep leaves nothing.
+    let slept = Stop {
+        ran_ns: 100 * us,
+        granted_ns: 3 * MS,
+        runnable: false,
+    };
+    assert_eq!(credit_after(&s, &[cut(100 * us, 3 * MS), slept]), 0);
+    // And what comes after a new request counts from it.
+    assert_eq!(credit_after(&s, &[slept, cut(70 * us, 3 * MS)]), 70 * us);
+}
+
+#[test]
+fn the_minimum_slice_counts_the_run_since_the_request_on_random_stops() {
+    let Some(s) = program() else { return };
+    let mut rng = Rng(0x9a71_7e5d);
+    for _ in 0..2_000 {
+        let stops: Vec<Stop> = (0..1 + rng.below(8))
+            .map(|_| {
+                let granted_ns = rng.below(4) * MS / 2;
+                // Up to a little past the slice, so that some use it up,
+                // and some exactly.
+                let ran_ns = if rng.below(8) == 0 {
+                    granted_ns
+                } else {
+                    rng.below(granted_ns + MS / 2 + 1)
+                };
+                Stop {
+                    ran_ns,
+                    granted_ns,
+                    runnable: rng.below(5) != 0,
+                }
+            })
+            .collect();
+        assert_eq!(
+            credit_after(&s, &stops),
+            reference::run_since_request(&stops),
+            "{stops:?}"
         );
     }
 }

@@ -113,7 +113,9 @@ pub struct PreemptAt {
     pub curr_done: bool,
     pub wake_rel_deadline: i64,
     pub curr_rel_deadline: i64,
-    /// How long the running task has run since it got its slice (ns).
+    /// How long the running task has run toward its minimum slice (ns):
+    /// since its wake-up or a slice begun in full, across preemptions
+    /// (`parity_credit_after()`).
     pub curr_ran_ns: u64,
     /// The minimum slice (ns): run-to-parity protection.
     pub min_run_ns: u64,
@@ -180,4 +182,30 @@ pub fn woken_vruntime(
         wake - (-v).clamp(0, i128::from(policy_lag))
     };
     v_sleep.wrapping_add(placed.max(v) as i64 as u64)
+}
+
+/// One stop of a task: it ran @ran_ns of the @granted_ns slice it got, and
+/// was still runnable (preempted, or its slice used up) or went to sleep.
+#[derive(Clone, Copy, Debug)]
+pub struct Stop {
+    pub ran_ns: u64,
+    pub granted_ns: u64,
+    pub runnable: bool,
+}
+
+/// What a task has run toward its minimum slice when it runs after
+/// @stops, in fair.c's protection between tasks of equal slices: a pick
+/// protects the running entity up to its request's deadline
+/// (set_protect_slice(): vprot = deadline), and a preemption moves neither,
+/// so what counts is the run since the request began. A request begins at
+/// a wake-up, and when a slice is used up (update_deadline() sets the next
+/// deadline). Walked back from the last stop: the runs after the last stop
+/// that began a new request.
+pub fn run_since_request(stops: &[Stop]) -> u64 {
+    stops
+        .iter()
+        .rev()
+        .take_while(|s| s.runnable && s.ran_ns < s.granted_ns)
+        .map(|s| s.ran_ns)
+        .sum()
 }
