@@ -240,6 +240,13 @@ struct task_ctx {
 	u64 charged_at;
 	/* When the current run (or slice refill) started, ns. */
 	u64 run_start;
+	/* The slice it got at @run_start, ns; 0 once the tick ends it. */
+	u64 granted;
+	/*
+	 * What it ran toward its minimum slice before @run_start, in runs a
+	 * preemption cut short since it woke or began a slice (parity_credit()).
+	 */
+	u64 parity_ran;
 	/*
 	 * The virtual deadline (deadline.bpf.h) of the slice it is queued
 	 * with or runs: its key in every DSQ.

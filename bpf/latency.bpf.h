@@ -10,7 +10,8 @@
  * has used up its slice (update_deadline()) or has the later deadline;
  * here the running task also keeps the CPU until it has run the policy's
  * slice.min_us, eligible or not (run-to-parity; deadline.bpf.h's
- * verdict). A waking task that found no idle CPU:
+ * verdict), counted from its wake-up or the start of a slice in full,
+ * across runs a preemption cut short (parity_credit()). A waking task that found no idle CPU:
  *   - runs at once on the CPU it was placed on (its previous one), ahead
  *     of the running task, if it is due before the head of the queue it
  *     would join and the verdict says so: SCX_ENQ_PREEMPT on that CPU's
@@ -71,6 +72,8 @@ struct cpu_run {
 	/* When it got its current slice, ns, and its vtime then. */
 	u64 run_start;
 	u64 vtime;
+	/* What it ran toward its minimum before @run_start (task_ctx). */
+	u64 parity_ran;
 	/* Its weight, to age @vtime by the time run since. */
 	u32 weight;
 	/*
@@ -118,6 +121,7 @@ static __always_inline void run_record(s32 cpu, const struct task_struct *p,
 	r->deadline = tctx->deadline;
 	r->queue = tctx->queue;
 	r->run_start = now;
+	r->parity_ran = tctx->parity_ran;
 	r->vtime = tctx->vtime;
 	r->weight = task_weight(p);
 	r->util = hold_util(tctx);
@@ -129,6 +133,17 @@ static __always_inline void run_record(s32 cpu, const struct task_struct *p,
 static __always_inline void run_clear(s32 cpu)
 {
 	cpu_runs[cpu_index(cpu)].active = 0;
+}
+
+/*
+ * @tctx's task stops at @now, still @runnable or not: what it ran since
+ * run_start counts toward the minimum slice of its next run if a
+ * preemption cut its slice short (parity_credit()).
+ */
+static __always_inline void parity_note_stop(struct task_ctx *tctx, bool runnable, u64 now)
+{
+	tctx->parity_ran =
+		parity_credit(tctx->parity_ran, now - tctx->run_start, tctx->granted, runnable);
 }
 
 /*
@@ -150,7 +165,8 @@ static __always_inline void preempt_inputs(struct cadence_preempt_in *in, u64 mi
 	 * a little ahead of this CPU's now, which is no time run, not 2^64 ns.
 	 */
 	ran = (s64)(now - r->run_start) > 0 ? now - r->run_start : 0;
-	in->curr_ran_ns = ran;
+	/* Toward run-to-parity's minimum, what it ran before this run counts. */
+	in->curr_ran_ns = ran + r->parity_ran;
 	in->min_run_ns = min_run_ns;
 	/*
 	 * The running task's vtime now, and its queue's frontier with the

@@ -501,6 +501,9 @@ static __always_inline void keep_running(const struct cadence_policy *pol, struc
 {
 	scx_bpf_task_set_slice(prev, slice_ns);
 	pctx->run_start = now;
+	/* A new slice in full: its minimum counts afresh (parity_credit()). */
+	pctx->granted = slice_ns;
+	pctx->parity_ran = 0;
 	pctx->deadline = task_deadline(prev, pctx, slice_ns);
 	run_record(cpu, prev, pctx, now);
 	slice_timer_start(pol, cpu, now, slice_ns, now);
@@ -681,6 +684,7 @@ void BPF_STRUCT_OPS(cadence_running, struct task_struct *p)
 		return;
 	tctx->charged_at = now;
 	tctx->run_start = now;
+	tctx->granted = p->scx.slice;
 	/* Its wake-up is over: a later one is marked afresh (select_cpu()). */
 	tctx->sync_no_preempt = false;
 	/*
@@ -723,6 +727,7 @@ void BPF_STRUCT_OPS(cadence_stopping, struct task_struct *p, bool runnable)
 	run_clear(cpu);
 	if (!tctx)
 		return;
+	parity_note_stop(tctx, runnable, now);
 	charge_vtime(p, tctx, cpu, now);
 	util_stopping(p, tctx, cpu, now);
 }
@@ -783,6 +788,8 @@ void BPF_STRUCT_OPS(cadence_tick, struct task_struct *p)
 	 */
 	if (now - tctx->run_start >= task_slice(&pol, p, cpu)) {
 		scx_bpf_task_set_slice(p, 0);
+		/* Used up, however long a slice it got: its next run starts a minimum. */
+		tctx->granted = 0;
 		stat_inc(tick_preempt);
 	} else if (waiting_preempts(&pol, cpu, now, &held_ns)) {
 		scx_bpf_task_set_slice(p, 0);

@@ -63,6 +63,57 @@ case_wakeup_preempts_a_hog() {
 	stop_sched
 }
 
+# Run-to-parity counts the run a preemption cut short. A sleeper pinned
+# with a hog to CPU 1 wakes in pairs, 120 times: it sleeps 30 ms, runs
+# 1 ms, sleeps 2 ms and runs 1 ms again. The minimum slice is 20 ms here
+# (slices up to 100 ms), far above the test VM's late timers (TCG), so
+# that where each wake-up falls is not left to timing. The first wake-up
+# of a pair finds the hog running since the pair before, some 30 ms, and
+# preempts it. The second finds it resumed a few ms before; it had run its
+# minimum before the first cut it short, so it is preempted again: fair.c
+# protects a request up to its deadline (set_protect_slice()), not anew at
+# each resume. Counted from each resume, as before, the second wake-up of
+# every pair was held back (wake_parity).
+# The counter is the whole machine's: CPU 1's kernel threads are held back
+# too when they wake in the first 20 ms of the hog's slice (some 10 a
+# second). So the same time with the hog alone is counted after, and the
+# pairs may add fewer holds than half the pairs; counted from each
+# resume they added 150 and more in 40 pairs.
+case_parity_counts_runs_cut_short() {
+	local log=$VM_OUT/parity_credit.sched.log seq0 hog p0 p1 h0 h1 h2 t0 t1 ms out pairs=120 held
+	start_sched "$log" --set slice.max_us=100000 --set slice.min_us=20000 || return 1
+	seq0=$(enable_seq)
+	hog=$(hog 1 0)
+	sleep 1
+	p0=$(total wake_preempt)
+	h0=$(total wake_parity)
+	t0=$(date +%s%N)
+	out=$(taskset -c 1 python3 "$GUEST/wake_sleeper.py" $pairs 30 1000 2) ||
+		fail "the sleeper failed" || return 1
+	t1=$(date +%s%N)
+	p1=$(total wake_preempt)
+	h1=$(total wake_parity)
+	# The same time again, in ms, with the hog alone.
+	ms=$(((t1 - t0) / 1000000))
+	sleep "$(printf '%d.%03d' $((ms / 1000)) $((ms % 1000)))"
+	h2=$(total wake_parity)
+	kill "$hog"
+	held=$(((h1 - h0) - (h2 - h1)))
+	echo "$pairs pairs: $out, wake_preempt +$((p1 - p0)), wake_parity +$((h1 - h0))," \
+		"then +$((h2 - h1)) with the hog alone"
+	[ $((2 * held)) -lt $pairs ] ||
+		fail "$held more wake-ups held back by run-to-parity with $pairs pairs than without" ||
+		return 1
+	[ $((p1 - p0)) -ge $pairs ] ||
+		fail "only $((p1 - p0)) preemptions for $((2 * pairs)) wake-ups" || return 1
+	[ "$(sched_state)" = enabled ] && [ "$(enable_seq)" = "$seq0" ] ||
+		fail "the scheduler did not stay attached" || return 1
+	local bad
+	bad=$(kernel_complaints)
+	[ -z "$bad" ] || fail "dmesg: $(echo "$bad" | head -n 3)" || return 1
+	stop_sched
+}
+
 # nonvoluntary PID...: the involuntary context switches of PIDs, summed.
 nonvoluntary() {
 	local pid n=0
