@@ -137,7 +137,7 @@ static __always_inline bool vtime_eligible(u64 vtime, u64 frontier)
  * another task (the waking one) is queued; the pick then sees the running
  * task's next deadline, a whole slice later. (Here slices are enforced
  * only at the tick, so such a task would run on until the next one.)
- * Either way it first runs @min_run_ns of its slice: the
+ * Either way it first runs @min_run_ns of its request: the
  * issue's run-to-parity rule for every running task, where fair.c
  * protects only an eligible one; without it, between tasks that each run
  * less than the minimum (hackbench), every wake-up preempted a task that
@@ -226,25 +226,28 @@ static __always_inline bool lift_behind(u64 *vtime, u64 frontier, u64 lag)
 }
 
 /*
- * What a task has run toward run-to-parity's minimum slice when it next
- * runs, after a run of @ran_ns of the @granted_ns slice it got, with
- * @credit_ns from runs before: a run that a preemption cut short
- * (@runnable, its slice not used up) adds to the count; a sleep, or a
- * slice used up, starts it afresh (a new request). So the minimum is
- * counted from a task's wake-up or from the start of a slice in full,
- * not from each switch in. fair.c keeps its protection in virtual time,
- * vprot, set at each pick from the request's deadline
- * (set_protect_slice()); between tasks of equal slices that is the
- * deadline itself, which a preemption does not move, so a resumed task is
- * protected only up to the point it was before. Counted from each switch
- * in, a CPU hog that a periodic sleeper preempted was protected anew at
- * every resume, and the sleeper's next wake-up inside that minimum waited
- * for the parity timer (docs/benchmarks.md, "Run-to-parity counted from
- * the request").
+ * What a task has run of its current request when it next runs: the
+ * count run-to-parity's minimum slice is measured by. A request begins at
+ * a wake-up and ends once its runs add up to a slice, as fair.c's
+ * update_deadline() sets the next deadline once the vruntime reaches the
+ * last. So after a run of @ran_ns, with @credit_ns run in the request
+ * before it and @granted_ns the slice the run got: a run that a
+ * preemption cut short (@runnable) adds to the count while the sum stays
+ * below the slice; a sleep, or a sum that reaches the slice, begins a new
+ * request (0).
+ * fair.c's protection (set_protect_slice(), at each pick) between tasks
+ * of equal slices, the default, lasts up to the request's deadline, which
+ * a preemption does not move: a resumed task is protected only up to the
+ * point it was before. (With a shorter slice queued, it protects that
+ * slice afresh at each pick, up to the same deadline.) Counted from each
+ * switch in, the minimum protected a CPU hog anew each time a periodic
+ * sleeper's preemption ended, and the sleeper's next wake-up inside it
+ * waited for the parity timer (docs/benchmarks.md, "Run-to-parity
+ * counted from the request").
  */
 static __always_inline u64 parity_credit(u64 credit_ns, u64 ran_ns, u64 granted_ns, bool runnable)
 {
-	if (runnable && ran_ns < granted_ns)
+	if (runnable && credit_ns + ran_ns < granted_ns)
 		return credit_ns + ran_ns;
 	return 0;
 }

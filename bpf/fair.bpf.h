@@ -240,11 +240,14 @@ struct task_ctx {
 	u64 charged_at;
 	/* When the current run (or slice refill) started, ns. */
 	u64 run_start;
-	/* The slice it got at @run_start, ns; 0 once the tick ends it. */
+	/*
+	 * The slice it got at @run_start, ns: shortened when the tick times
+	 * its end (the slice timer), 0 once the tick ends it.
+	 */
 	u64 granted;
 	/*
-	 * What it ran toward its minimum slice before @run_start, in runs a
-	 * preemption cut short since it woke or began a slice (parity_credit()).
+	 * What it ran of its current request before @run_start, in runs a
+	 * preemption cut short (parity_credit()): run-to-parity's count.
 	 */
 	u64 parity_ran;
 	/*

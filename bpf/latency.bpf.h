@@ -137,13 +137,19 @@ static __always_inline void run_clear(s32 cpu)
 
 /*
  * @tctx's task stops at @now, still @runnable or not: what it ran since
- * run_start counts toward the minimum slice of its next run if a
- * preemption cut its slice short (parity_credit()).
+ * run_start counts toward the minimum slice of its next run while its
+ * request goes on (parity_credit()).
  */
 static __always_inline void parity_note_stop(struct task_ctx *tctx, bool runnable, u64 now)
 {
-	tctx->parity_ran =
-		parity_credit(tctx->parity_ran, now - tctx->run_start, tctx->granted, runnable);
+	/*
+	 * Stopped from another CPU (an affinity or weight change of a running
+	 * task), scx_bpf_now() is that CPU's: a clock a little behind is no
+	 * time run, not 2^64 ns.
+	 */
+	u64 ran = (s64)(now - tctx->run_start) > 0 ? now - tctx->run_start : 0;
+
+	tctx->parity_ran = parity_credit(tctx->parity_ran, ran, tctx->granted, runnable);
 }
 
 /*
@@ -355,8 +361,9 @@ static __always_inline bool head_preempts(u64 dsq, s32 cpu, u64 min_run_ns, u64 
  * deadline has passed): a wake-up refused because the running task had
  * not run its minimum slice yet, or had the earlier deadline, is decided
  * again instead of waiting out the whole slice. If not, and a head is
- * held back by run-to-parity alone (the CPU switched to a task that has
- * just started), *@held_ns is the rest of that task's minimum, else 0.
+ * held back by run-to-parity alone (the CPU switched to a task whose
+ * request has just begun), *@held_ns is the rest of that task's minimum,
+ * else 0.
  */
 static __noinline bool waiting_preempts(const struct cadence_policy *pol, s32 cpu, u64 now,
 					u64 *held_ns)

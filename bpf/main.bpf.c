@@ -501,7 +501,7 @@ static __always_inline void keep_running(const struct cadence_policy *pol, struc
 {
 	scx_bpf_task_set_slice(prev, slice_ns);
 	pctx->run_start = now;
-	/* A new slice in full: its minimum counts afresh (parity_credit()). */
+	/* A new slice in full: a new request, whose minimum counts afresh. */
 	pctx->granted = slice_ns;
 	pctx->parity_ran = 0;
 	pctx->deadline = task_deadline(prev, pctx, slice_ns);
@@ -754,7 +754,7 @@ void BPF_STRUCT_OPS(cadence_tick, struct task_struct *p)
 	s32 cpu = scx_bpf_task_cpu(p);
 	struct cadence_cpu_util *cu;
 	struct cadence_policy pol;
-	u64 now = scx_bpf_now(), held_ns;
+	u64 now = scx_bpf_now(), held_ns, slice;
 
 	/* Every busy CPU picks up a policy change within one tick. */
 	policy_snapshot(&pol);
@@ -795,11 +795,15 @@ void BPF_STRUCT_OPS(cadence_tick, struct task_struct *p)
 		scx_bpf_task_set_slice(p, 0);
 		stat_inc(tick_wake_preempt);
 	} else if (held_ns) {
-		/* Held back by a task that has just started: not a tick more. */
+		/* Held back by a task whose request has just begun: not a tick more. */
 		parity_timer_arm(cpu, held_ns);
 	} else {
 		/* Others came to wait since it began: end its slice on time. */
-		slice_timer_start(&pol, cpu, tctx->run_start, task_slice(&pol, p, cpu), now);
+		slice = task_slice(&pol, p, cpu);
+		slice_timer_start(&pol, cpu, tctx->run_start, slice, now);
+		/* An end so timed uses the slice up (parity_credit()). */
+		if (slice < tctx->granted)
+			tctx->granted = slice;
 	}
 }
 

@@ -3,8 +3,8 @@
  * The end of a run-to-parity hold, on time.
  *
  * A waking task that should preempt a running one, but finds that task
- * still inside its first slice.min_us (CADENCE_PREEMPT_PARITY, see
- * deadline.bpf.h), is queued. Before, only the tick decided again
+ * still inside the first slice.min_us of its request (CADENCE_PREEMPT_PARITY,
+ * see deadline.bpf.h), is queued. Before, only the tick decided again
  * (waiting_preempts()), up to a tick later: 4 ms at HZ=250, and in the
  * test VM's single-thread TCG often 5-10 ms. Traced beside steady
  * hackbench (bench/out, ptr18: 4 pinned cyclictest threads), 43% of the

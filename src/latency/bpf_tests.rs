@@ -549,9 +549,13 @@ fn the_minimum_slice_counts_runs_a_preemption_cut_short() {
         credit_after(&s, &[cut(100 * us, 3 * MS), cut(120 * us, 2 * MS)]),
         220 * us
     );
-    // A slice used up begins a new request: counted afresh, also when the
-    // run ends exactly at the slice's end, and when the tick ended it
-    // (granted 0).
+    // A request ends once its runs add up to the slice: 1 ms cut short
+    // three times in 3 ms slices, as cyclictest every 1 ms cuts a hog's,
+    // begins a new request at the third; so does a run that ends exactly
+    // at the slice's end, one past it, and one the tick ended (granted 0).
+    let thirds = [cut(MS, 3 * MS), cut(MS, 3 * MS), cut(MS, 3 * MS)];
+    assert_eq!(credit_after(&s, &thirds[..2]), 2 * MS);
+    assert_eq!(credit_after(&s, &thirds), 0);
     assert_eq!(
         credit_after(&s, &[cut(100 * us, 3 * MS), cut(3 * MS, 3 * MS)]),
         0
@@ -570,6 +574,10 @@ fn the_minimum_slice_counts_runs_a_preemption_cut_short() {
     assert_eq!(credit_after(&s, &[cut(100 * us, 3 * MS), slept]), 0);
     // And what comes after a new request counts from it.
     assert_eq!(credit_after(&s, &[slept, cut(70 * us, 3 * MS)]), 70 * us);
+    assert_eq!(
+        credit_after(&s, &[thirds[0], thirds[1], thirds[2], cut(70 * us, 3 * MS)]),
+        70 * us
+    );
 }
 
 #[test]

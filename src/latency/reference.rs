@@ -115,7 +115,7 @@ pub struct PreemptAt {
     pub curr_rel_deadline: i64,
     /// How long the running task has run toward its minimum slice (ns):
     /// since its wake-up or a slice begun in full, across preemptions
-    /// (`parity_credit_after()`).
+    /// (`parity_credit()` in bpf/deadline.bpf.h).
     pub curr_ran_ns: u64,
     /// The minimum slice (ns): run-to-parity protection.
     pub min_run_ns: u64,
@@ -193,19 +193,27 @@ pub struct Stop {
     pub runnable: bool,
 }
 
-/// What a task has run toward its minimum slice when it runs after
-/// @stops, in fair.c's protection between tasks of equal slices: a pick
-/// protects the running entity up to its request's deadline
-/// (set_protect_slice(): vprot = deadline), and a preemption moves neither,
-/// so what counts is the run since the request began. A request begins at
-/// a wake-up, and when a slice is used up (update_deadline() sets the next
-/// deadline). Walked back from the last stop: the runs after the last stop
-/// that began a new request.
+/// What a task has run of its current request when it runs after @stops,
+/// the count run-to-parity's minimum is measured by, as fair.c keeps
+/// requests between tasks of equal slices: a request begins at a wake-up
+/// (place_entity() sets a deadline a slice ahead), its runs add up across
+/// preemptions (set_protect_slice() protects it up to that deadline at
+/// each pick, and a preemption moves neither), and it ends once they reach
+/// the slice (update_deadline(): the vruntime has reached the deadline),
+/// the next request beginning then. Here the slice of a request is the
+/// one its latest run got. Replayed stop by stop from the first.
 pub fn run_since_request(stops: &[Stop]) -> u64 {
-    stops
-        .iter()
-        .rev()
-        .take_while(|s| s.runnable && s.ran_ns < s.granted_ns)
-        .map(|s| s.ran_ns)
-        .sum()
+    let mut request_run = 0;
+    for stop in stops {
+        request_run = if !stop.runnable {
+            // Slept: the wake-up begins a new request.
+            0
+        } else if request_run + stop.ran_ns >= stop.granted_ns {
+            // The runs reached the slice: the deadline moves on.
+            0
+        } else {
+            request_run + stop.ran_ns
+        };
+    }
+    request_run
 }
