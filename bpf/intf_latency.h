@@ -24,9 +24,9 @@ struct cadence_preempt_in {
 	s64 wake_rel_deadline;
 	s64 curr_rel_deadline;
 	/*
-	 * How long the running task has run toward its minimum slice (ns):
-	 * since it got its slice, plus runs a preemption cut short before
-	 * (parity_credit()).
+	 * How long the running task has run of its current request (ns): since
+	 * it got its slice, plus the request's runs before, which a preemption
+	 * cut short (parity_credit()).
 	 */
 	u64 curr_ran_ns;
 	/* The policy's minimum slice (ns). */

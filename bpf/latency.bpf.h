@@ -10,8 +10,8 @@
  * has used up its slice (update_deadline()) or has the later deadline;
  * here the running task also keeps the CPU until it has run the policy's
  * slice.min_us, eligible or not (run-to-parity; deadline.bpf.h's
- * verdict), counted from its wake-up or the start of a slice in full,
- * across runs a preemption cut short (parity_credit()). A waking task that found no idle CPU:
+ * verdict), counted within its request, across runs a preemption cut
+ * short (parity_credit()). A waking task that found no idle CPU:
  *   - runs at once on the CPU it was placed on (its previous one), ahead
  *     of the running task, if it is due before the head of the queue it
  *     would join and the verdict says so: SCX_ENQ_PREEMPT on that CPU's
@@ -72,7 +72,7 @@ struct cpu_run {
 	/* When it got its current slice, ns, and its vtime then. */
 	u64 run_start;
 	u64 vtime;
-	/* What it ran toward its minimum before @run_start (task_ctx). */
+	/* What it ran of its request before @run_start (task_ctx). */
 	u64 parity_ran;
 	/* Its weight, to age @vtime by the time run since. */
 	u32 weight;

@@ -788,7 +788,7 @@ void BPF_STRUCT_OPS(cadence_tick, struct task_struct *p)
 	 */
 	if (now - tctx->run_start >= task_slice(&pol, p, cpu)) {
 		scx_bpf_task_set_slice(p, 0);
-		/* Used up, however long a slice it got: its next run starts a minimum. */
+		/* Used up, however long a slice it got: its next run begins a request. */
 		tctx->granted = 0;
 		stat_inc(tick_preempt);
 	} else if (waiting_preempts(&pol, cpu, now, &held_ns)) {

@@ -113,9 +113,9 @@ pub struct PreemptAt {
     pub curr_done: bool,
     pub wake_rel_deadline: i64,
     pub curr_rel_deadline: i64,
-    /// How long the running task has run toward its minimum slice (ns):
-    /// since its wake-up or a slice begun in full, across preemptions
-    /// (`parity_credit()` in bpf/deadline.bpf.h).
+    /// How long the running task has run of its current request (ns),
+    /// across preemptions (`run_since_request()`; `parity_credit()` in
+    /// bpf/deadline.bpf.h).
     pub curr_ran_ns: u64,
     /// The minimum slice (ns): run-to-parity protection.
     pub min_run_ns: u64,
