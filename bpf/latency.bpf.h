@@ -136,20 +136,25 @@ static __always_inline void run_clear(s32 cpu)
 }
 
 /*
+ * Time run from @start to @now, ns. scx_bpf_now() is monotonic per CPU
+ * only: a start taken on another CPU a little ahead of this CPU's now is
+ * no time run, not 2^64 ns.
+ */
+static __always_inline u64 ran_since(u64 start, u64 now)
+{
+	return (s64)(now - start) > 0 ? now - start : 0;
+}
+
+/*
  * @tctx's task stops at @now, still @runnable or not: what it ran since
  * run_start counts toward the minimum slice of its next run while its
  * request goes on (parity_credit()).
  */
 static __always_inline void parity_note_stop(struct task_ctx *tctx, bool runnable, u64 now)
 {
-	/*
-	 * Stopped from another CPU (an affinity or weight change of a running
-	 * task), scx_bpf_now() is that CPU's: a clock a little behind is no
-	 * time run, not 2^64 ns.
-	 */
-	u64 ran = (s64)(now - tctx->run_start) > 0 ? now - tctx->run_start : 0;
-
-	tctx->parity_ran = parity_credit(tctx->parity_ran, ran, tctx->granted, runnable);
+	/* Stopped from another CPU (an affinity or weight change): ran_since(). */
+	tctx->parity_ran = parity_credit(tctx->parity_ran, ran_since(tctx->run_start, now),
+					 tctx->granted, runnable);
 }
 
 /*
@@ -166,11 +171,8 @@ static __always_inline void preempt_inputs(struct cadence_preempt_in *in, u64 mi
 	in->wake_eligible = vtime_eligible(tctx->vtime, wake_front);
 	in->curr_active = r->active;
 	in->curr_rel_deadline = (s64)(r->deadline - curr_front);
-	/*
-	 * scx_bpf_now() is monotonic per CPU only: another CPU's start can be
-	 * a little ahead of this CPU's now, which is no time run, not 2^64 ns.
-	 */
-	ran = (s64)(now - r->run_start) > 0 ? now - r->run_start : 0;
+	/* Another CPU's start may be a little ahead of this CPU's now. */
+	ran = ran_since(r->run_start, now);
 	/* Toward run-to-parity's minimum, what it ran before this run counts. */
 	in->curr_ran_ns = ran + r->parity_ran;
 	in->min_run_ns = min_run_ns;
