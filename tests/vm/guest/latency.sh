@@ -55,12 +55,7 @@ case_wakeup_preempts_a_hog() {
 		fail "no kick at the end of the minimum slice for $((h1 - h0)) wake-ups held back" || return 1
 	[ $((p2 - pb)) -eq 0 ] || fail "$((p2 - pb)) preemptions with latency.wakeup_preempt off" || return 1
 	[ $((k2 - kb)) -eq 0 ] || fail "$((k2 - kb)) parity kicks with latency.wakeup_preempt off" || return 1
-	[ "$(sched_state)" = enabled ] && [ "$(enable_seq)" = "$seq0" ] ||
-		fail "the scheduler did not stay attached" || return 1
-	local bad
-	bad=$(kernel_complaints)
-	[ -z "$bad" ] || fail "dmesg: $(echo "$bad" | head -n 3)" || return 1
-	stop_sched
+	end_attached "$seq0"
 }
 
 # Run-to-parity counts the run a preemption cut short. A sleeper pinned
@@ -111,12 +106,7 @@ case_parity_counts_runs_cut_short() {
 		return 1
 	[ $((p1 - p0)) -ge $pairs ] ||
 		fail "only $((p1 - p0)) preemptions for $((2 * pairs)) wake-ups" || return 1
-	[ "$(sched_state)" = enabled ] && [ "$(enable_seq)" = "$seq0" ] ||
-		fail "the scheduler did not stay attached" || return 1
-	local bad
-	bad=$(kernel_complaints)
-	[ -z "$bad" ] || fail "dmesg: $(echo "$bad" | head -n 3)" || return 1
-	stop_sched
+	end_attached "$seq0"
 }
 
 # nonvoluntary PID...: the involuntary context switches of PIDs, summed.
@@ -173,12 +163,7 @@ case_slice_timer_ends_slices() {
 	[ "$son" -gt 0 ] && [ "$soff" -gt 0 ] || fail "the two hogs did not switch" || return 1
 	[ $((2 * kon)) -ge "$son" ] || fail "the timer ended $kon of $son slices" || return 1
 	[ "$koff" -eq 0 ] || fail "$koff timed slice ends with latency.slice_timer_us=0" || return 1
-	[ "$(sched_state)" = enabled ] && [ "$(enable_seq)" = "$seq0" ] ||
-		fail "the scheduler did not stay attached" || return 1
-	local bad
-	bad=$(kernel_complaints)
-	[ -z "$bad" ] || fail "dmesg: $(echo "$bad" | head -n 3)" || return 1
-	stop_sched
+	end_attached "$seq0"
 }
 
 # cyclictest's shape: a sleeper pinned to each CPU (300 wake-ups each,

@@ -70,6 +70,17 @@ kernel_complaints() {
 	dmesg | grep -E 'stall|BUG:|WARNING:' || true
 }
 
+# end_attached SEQ0: the scheduler is still the one attached at SEQ0
+# (enable_seq) and the kernel logged no stall, BUG or WARNING; then stop it.
+end_attached() {
+	[ "$(sched_state)" = enabled ] && [ "$(enable_seq)" = "$1" ] ||
+		fail "the scheduler did not stay attached" || return 1
+	local bad
+	bad=$(kernel_complaints)
+	[ -z "$bad" ] || fail "dmesg: $(echo "$bad" | head -n 3)" || return 1
+	stop_sched
+}
+
 # hog CPU NICE: a busy loop pinned to CPU at NICE, in the background; prints its PID.
 hog() {
 	nice -n "$2" taskset -c "$1" sh -c 'while :; do :; done' >/dev/null 2>&1 &
