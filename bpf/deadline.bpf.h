@@ -137,12 +137,13 @@ static __always_inline bool vtime_eligible(u64 vtime, u64 frontier)
  * another task (the waking one) is queued; the pick then sees the running
  * task's next deadline, a whole slice later. (Here slices are enforced
  * only at the tick, so such a task would run on until the next one.)
- * Either way it first runs @min_run_ns of its request: the
- * issue's run-to-parity rule for every running task, where fair.c
- * protects only an eligible one; without it, between tasks that each run
- * less than the minimum (hackbench), every wake-up preempted a task that
- * had just started, and hackbench took 0.80x EEVDF's time instead of
- * 0.66x with preemption off. enum cadence_preempt_verdict.
+ * Run-to-parity, as fair.c's protect_slice(), which __pick_eevdf() asks
+ * only of an eligible curr within its request: such a task first runs
+ * @min_run_ns of its request, whichever deadline is earlier. One that is
+ * ineligible or done is not protected (under CPU hogs, protecting those
+ * too held cyclictest's wake-ups to the parity timer: p99 1.32x and 1.41x
+ * EEVDF's in two boots, 1.13x and 1.25x without; docs/benchmarks.md).
+ * enum cadence_preempt_verdict.
  */
 static __always_inline u32 wakeup_preempt_verdict(const struct cadence_preempt_in *in)
 {
@@ -152,7 +153,7 @@ static __always_inline u32 wakeup_preempt_verdict(const struct cadence_preempt_i
 		return CADENCE_PREEMPT_INELIGIBLE;
 	if (in->curr_eligible && !in->curr_done && in->wake_rel_deadline >= in->curr_rel_deadline)
 		return CADENCE_PREEMPT_LATER;
-	if (in->curr_ran_ns < in->min_run_ns)
+	if (in->curr_eligible && !in->curr_done && in->curr_ran_ns < in->min_run_ns)
 		return CADENCE_PREEMPT_PARITY;
 	return CADENCE_PREEMPT_YES;
 }

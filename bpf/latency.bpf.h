@@ -8,10 +8,11 @@
  * the wake-up's runqueue when __pick_eevdf() would now pick the waking one:
  * it is eligible, and the running task is not (it ran past its queue's V),
  * has used up its slice (update_deadline()) or has the later deadline;
- * here the running task also keeps the CPU until it has run the policy's
- * slice.min_us, eligible or not (run-to-parity; deadline.bpf.h's
- * verdict), counted within its request, across runs a preemption cut
- * short (parity_credit()). A waking task that found no idle CPU:
+ * a running task that is eligible and within its slice also keeps the
+ * CPU until it has run the policy's slice.min_us (run-to-parity, as
+ * fair.c's protect_slice(); deadline.bpf.h's verdict), counted within its
+ * request, across runs a preemption cut short (parity_credit()). A
+ * waking task that found no idle CPU:
  *   - runs at once on the CPU it was placed on (its previous one), ahead
  *     of the running task, if it is due before the head of the queue it
  *     would join and the verdict says so: SCX_ENQ_PREEMPT on that CPU's

@@ -284,12 +284,14 @@ fn a_hog_past_its_share_is_preempted_whatever_its_deadline() {
     pre.min_run_ns = MS / 4;
     pre.curr_ran_ns = 4 * MS;
     assert_eq!(run(&s, 0, 0, nice(0), 0, pre).verdict, Verdict::Yes);
-    // Its minimum slice still protects it, right after it got its slice.
+    // Its minimum slice does not protect it: __pick_eevdf() drops an
+    // ineligible curr before it asks protect_slice(), even right after it
+    // got its slice.
     pre.curr_ran_ns = MS / 4 - 1;
-    assert_eq!(run(&s, 0, 0, nice(0), 0, pre).verdict, Verdict::Parity);
+    assert_eq!(run(&s, 0, 0, nice(0), 0, pre).verdict, Verdict::Yes);
     // Still eligible: its earlier deadline keeps the CPU.
-    pre.curr_eligible = 1;
     pre.curr_ran_ns = 4 * MS;
+    pre.curr_eligible = 1;
     assert_eq!(run(&s, 0, 0, nice(0), 0, pre).verdict, Verdict::Later);
     // An ineligible sleeper preempts nobody, even a hog past its share.
     pre.curr_eligible = 0;
@@ -319,10 +321,16 @@ fn a_hog_done_with_its_slice_is_preempted_whatever_its_deadline() {
     // Not done yet, its earlier deadline keeps the CPU.
     pre.curr_done = 0;
     assert_eq!(run(&s, 0, 0, nice(0), 0, pre).verdict, Verdict::Later);
-    // Done, but within its minimum slice (a slice shorter than it: a
-    // low weight's), it keeps the CPU until it has run that much.
+    // Done within its minimum slice (a slice shorter than it: a low
+    // weight's), it is not protected either: update_deadline() has ended
+    // the request that protect_slice() guarded.
     pre.curr_done = 1;
     pre.curr_ran_ns = MS / 4 - 1;
+    assert_eq!(run(&s, 0, 0, nice(0), 0, pre).verdict, Verdict::Yes);
+    // Not done and within its minimum slice, even a later deadline keeps
+    // the CPU: run-to-parity.
+    pre.curr_done = 0;
+    pre.curr_rel_deadline = 0;
     assert_eq!(run(&s, 0, 0, nice(0), 0, pre).verdict, Verdict::Parity);
 }
 

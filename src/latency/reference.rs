@@ -129,9 +129,10 @@ pub struct PreemptAt {
 /// later than the waking entity's, unless it has used up its request:
 /// check_preempt_wakeup_fair() first calls update_curr(), whose
 /// update_deadline() reschedules a curr whose vruntime reached its
-/// deadline when another entity is queued. Unlike fair.c, which protects only an
-/// eligible curr (protect_slice() after the eligibility check), every
-/// running task keeps the CPU until it has run the minimum slice.
+/// deadline when another entity is queued. Run-to-parity as fair.c's
+/// protect_slice(), which `__pick_eevdf()` asks only after dropping an
+/// ineligible curr: an eligible curr within its request keeps the CPU
+/// until it has run the minimum slice of it, whichever deadline is earlier.
 pub fn preempt_verdict(at: &PreemptAt) -> Verdict {
     let PreemptAt {
         curr_active,
@@ -149,7 +150,7 @@ pub fn preempt_verdict(at: &PreemptAt) -> Verdict {
         Verdict::Ineligible
     } else if curr_eligible && !curr_done && wake_rel_deadline >= curr_rel_deadline {
         Verdict::Later
-    } else if curr_ran_ns < min_run_ns {
+    } else if curr_eligible && !curr_done && curr_ran_ns < min_run_ns {
         Verdict::Parity
     } else {
         Verdict::Yes
