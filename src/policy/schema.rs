@@ -80,7 +80,7 @@ pub const FIELDS: &[Field] = &[
     Field {
         key: "latency.wakeup_preempt",
         kind: Kind::Bool,
-        doc: "A waking task that finds no idle CPU preempts a running task whose virtual deadline is later, or that has run past its share or used up its slice, once that one has run slice.min_us (EEVDF's wake-up preemption with run-to-parity)",
+        doc: "A waking task that finds no idle CPU preempts a running task whose virtual deadline is later, or that has run past its share or used up its slice; one within its share and its slice first runs slice.min_us of its request (EEVDF's wake-up preemption with run-to-parity)",
     },
     Field {
         key: "latency.sync_wakeup",
