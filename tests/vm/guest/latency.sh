@@ -58,6 +58,16 @@ case_wakeup_preempts_a_hog() {
 	end_attached "$seq0"
 }
 
+# parity_setup LOG NICE: scx_cadence with a 20 ms minimum slice (slices up
+# to 100 ms, far above the test VM's late timers) and a hog of NICE pinned
+# to CPU 1, a second on; sets the caller's seq0 and hog.
+parity_setup() {
+	start_sched "$1" --set slice.max_us=100000 --set slice.min_us=20000 || return 1
+	seq0=$(enable_seq)
+	hog=$(hog 1 "$2")
+	sleep 1
+}
+
 # Run-to-parity counts the run a preemption cut short. A sleeper pinned
 # with a hog to CPU 1 wakes in pairs, 120 times: it sleeps 10 ms, runs
 # 1 ms, sleeps 2 ms and runs 1 ms again. The minimum slice is 20 ms here
@@ -78,10 +88,7 @@ case_wakeup_preempts_a_hog() {
 # preempt at least once a pair (367 and 363 preemptions against 28).
 case_parity_counts_runs_cut_short() {
 	local log=$VM_OUT/parity_credit.sched.log seq0 hog p0 p1 h0 h1 h2 t0 t1 ms out pairs=120 held
-	start_sched "$log" --set slice.max_us=100000 --set slice.min_us=20000 || return 1
-	seq0=$(enable_seq)
-	hog=$(hog 1 0)
-	sleep 1
+	parity_setup "$log" 0 || return 1
 	p0=$(total wake_preempt)
 	h0=$(total wake_parity)
 	t0=$(date +%s%N)
@@ -125,10 +132,7 @@ case_parity_counts_runs_cut_short() {
 # 9627714's verdict, 8 and 13 preemptions, 333 and 331 holds, 1.2-1.3 ms.
 case_parity_spares_a_hog_done_with_its_slice() {
 	local log=$VM_OUT/parity_done.sched.log seq0 hog p0 p1 h0 h1 out wakes=150
-	start_sched "$log" --set slice.max_us=100000 --set slice.min_us=20000 || return 1
-	seq0=$(enable_seq)
-	hog=$(hog 1 19)
-	sleep 1
+	parity_setup "$log" 19 || return 1
 	p0=$(total wake_preempt)
 	h0=$(total wake_parity)
 	out=$(taskset -c 1 python3 "$GUEST/wake_sleeper.py" $wakes 10 200) || {
