@@ -151,9 +151,12 @@ static __always_inline u32 wakeup_preempt_verdict(const struct cadence_preempt_i
 		return CADENCE_PREEMPT_NO_CURR;
 	if (!in->wake_eligible)
 		return CADENCE_PREEMPT_INELIGIBLE;
-	if (in->curr_eligible && !in->curr_done && in->wake_rel_deadline >= in->curr_rel_deadline)
+	/* Past its share or done with its slice: nothing protects it. */
+	if (!in->curr_eligible || in->curr_done)
+		return CADENCE_PREEMPT_YES;
+	if (in->wake_rel_deadline >= in->curr_rel_deadline)
 		return CADENCE_PREEMPT_LATER;
-	if (in->curr_eligible && !in->curr_done && in->curr_ran_ns < in->min_run_ns)
+	if (in->curr_ran_ns < in->min_run_ns)
 		return CADENCE_PREEMPT_PARITY;
 	return CADENCE_PREEMPT_YES;
 }

@@ -148,9 +148,12 @@ pub fn preempt_verdict(at: &PreemptAt) -> Verdict {
         Verdict::NoCurr
     } else if !wake_eligible {
         Verdict::Ineligible
-    } else if curr_eligible && !curr_done && wake_rel_deadline >= curr_rel_deadline {
+    } else if !curr_eligible || curr_done {
+        // Past its share or done with its slice: nothing protects it.
+        Verdict::Yes
+    } else if wake_rel_deadline >= curr_rel_deadline {
         Verdict::Later
-    } else if curr_eligible && !curr_done && curr_ran_ns < min_run_ns {
+    } else if curr_ran_ns < min_run_ns {
         Verdict::Parity
     } else {
         Verdict::Yes
