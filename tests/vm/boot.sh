@@ -11,6 +11,8 @@
 #   --out DIR      a host directory the guest may write (default tests/vm/out);
 #                  the command starts in it, and it is exported as $VM_OUT
 #   --console      also print the kernel console (boot log, oopses)
+#   --kernel V     boot kernel V of those tests/vm/setup.sh fetched (6.16);
+#                  default: Debian unstable's
 #   --mttcg        multi-threaded TCG (one host thread per vCPU); the default
 #                  is one host thread for all vCPUs, see below
 #
@@ -21,7 +23,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 CACHE=${SCX_CADENCE_CACHE:-$ROOT/.cache}
 
-cpus=4 smp="" memory=2G out=$ROOT/tests/vm/out verbose=() tcg_thread=single
+cpus=4 smp="" memory=2G out=$ROOT/tests/vm/out verbose=() tcg_thread=single kernel=""
 while [ $# -gt 0 ]; do
 	case $1 in
 	--cpus) cpus=$2 && shift 2 ;;
@@ -30,6 +32,7 @@ while [ $# -gt 0 ]; do
 	--out) out=$2 && shift 2 ;;
 	--console) verbose=(-v) && shift ;;
 	--mttcg) tcg_thread=multi && shift ;;
+	--kernel) kernel=$2 && shift 2 ;;
 	--) shift && break ;;
 	*)
 		echo "boot.sh: unknown option $1" >&2
@@ -45,6 +48,14 @@ done
 [ -f "$CACHE/env" ] || "$ROOT/tests/vm/setup.sh"
 # shellcheck source=/dev/null
 . "$CACHE/env"
+if [ -n "$kernel" ]; then
+	[ -f "$CACHE/env.kernel-$kernel" ] || {
+		echo "boot.sh: no kernel $kernel fetched (tests/vm/setup.sh fetches 6.16)" >&2
+		exit 2
+	}
+	# shellcheck source=/dev/null
+	. "$CACHE/env.kernel-$kernel"
+fi
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 

@@ -2,19 +2,29 @@
 # Builds scx_cadence (release) and runs the VM test cases in two boots of the
 # sched_ext kernel (4 vCPUs; 8 vCPUs as 2 cores x 4 threads for placement).
 # Prints a line per case and, last, "vm: N passed, N failed".
-#   tests/vm/run.sh [-k PATTERN]    (PATTERN: run only the cases matching it)
+#   tests/vm/run.sh [--kernel VERSION] [-k PATTERN]
+#     --kernel VERSION  boot another kernel tests/vm/setup.sh fetched: 6.16,
+#                       the oldest the README names (default: Debian
+#                       unstable's, 7.x)
+#     -k PATTERN        run only the cases whose name matches PATTERN
 # Output of each case is kept under tests/vm/out/<date>/<boot>/.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 CACHE=${SCX_CADENCE_CACHE:-$ROOT/.cache}
+kernel=""
+if [ "${1:-}" = --kernel ]; then
+	kernel=${2:?--kernel needs a VERSION}
+	shift 2
+fi
 "$ROOT/tests/vm/setup.sh"
 # shellcheck source=/dev/null
 . "$CACHE/env"
+kernel_opt=${kernel:+--kernel $kernel}
 
 cargo build --release --locked --manifest-path "$ROOT/Cargo.toml" 2>&1 | tail -n 1
 
-out=$ROOT/tests/vm/out/$(date +%Y%m%d-%H%M%S)
+out=$ROOT/tests/vm/out/$(date +%Y%m%d-%H%M%S)${kernel:+-$kernel}
 mkdir -p "$out"
 
 # run_boot NAME "BOOT OPTIONS" CASE_FILE...: the cases of CASE_FILEs in one
@@ -35,7 +45,7 @@ run_boot() {
 		echo "$name, boot $boot: VM output and kernel console in $console"
 		set +e
 		# shellcheck disable=SC2086
-		"$ROOT/tests/vm/boot.sh" --console $boot_opts --out "$dir" -- \
+		"$ROOT/tests/vm/boot.sh" --console $kernel_opt $boot_opts --out "$dir" -- \
 			bash "$ROOT/tests/vm/guest/run.sh" "$@" "${FILTER[@]}" >"$console" 2>&1
 		set -e
 		tail -n 1 "$dir/results" 2>/dev/null | grep -q '^vm: ' && break
