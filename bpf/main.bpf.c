@@ -111,15 +111,17 @@ static __noinline void mark_sync_no_preempt(struct task_struct *p)
 
 s32 BPF_STRUCT_OPS(cadence_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags)
 {
-	struct cadence_policy pol;
+	const struct cadence_policy *pol;
 	s32 cpu;
 
-	policy_snapshot(&pol);
-	cpu = pick_idle_cpu(&pol, p, prev_cpu, true, NULL);
+	pol = policy_snapshot_slot(CADENCE_POL_SELECT_CPU);
+	if (!pol)
+		return prev_cpu;
+	cpu = pick_idle_cpu(pol, p, prev_cpu, true, NULL);
 	if (cpu < 0) {
-		cpu = sync_wakeup_cpu(&pol, p, prev_cpu, wake_flags);
+		cpu = sync_wakeup_cpu(pol, p, prev_cpu, wake_flags);
 		if (cpu < 0) {
-			if (pol.sync_wakeup && (wake_flags & SCX_WAKE_SYNC))
+			if (pol->sync_wakeup && (wake_flags & SCX_WAKE_SYNC))
 				mark_sync_no_preempt(p);
 			return prev_cpu;
 		}
@@ -132,12 +134,12 @@ s32 BPF_STRUCT_OPS(cadence_select_cpu, struct task_struct *p, s32 prev_cpu, u64 
 		if (dsq_queued(cpu_dsq(cpu)))
 			return mark_sync_wake(p) ? cpu : prev_cpu;
 		/* Behind the waker, which is about to sleep (latency.bpf.h). */
-		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, task_slice(&pol, p, cpu), 0);
+		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, task_slice(pol, p, cpu), 0);
 		stat_inc(wake_sync);
 		return cpu;
 	}
 	/* The CPU is idle and claimed: run there without queueing. */
-	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, task_slice(&pol, p, cpu), 0);
+	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, task_slice(pol, p, cpu), 0);
 	return cpu;
 }
 
@@ -246,7 +248,7 @@ void BPF_STRUCT_OPS(cadence_enqueue, struct task_struct *p, u64 enq_flags)
 {
 	struct task_ctx *tctx = lookup_task_ctx(p);
 	s32 prev = scx_bpf_task_cpu(p), cpu;
-	struct cadence_policy pol;
+	const struct cadence_policy *pol;
 	u64 dsq;
 
 	if (!tctx) {
@@ -254,7 +256,9 @@ void BPF_STRUCT_OPS(cadence_enqueue, struct task_struct *p, u64 enq_flags)
 		return;
 	}
 
-	policy_snapshot(&pol);
+	pol = policy_snapshot_slot(CADENCE_POL_ENQUEUE);
+	if (!pol)
+		return;
 	/* Only the hold path below queues it as holding its CPU. */
 	hold_release(tctx);
 	/*
@@ -270,16 +274,16 @@ void BPF_STRUCT_OPS(cadence_enqueue, struct task_struct *p, u64 enq_flags)
 			stat_inc(wake_sync);
 		else
 			stat_inc(enq_pinned);
-		if (!queue_on_cpu(&pol, p, tctx, prev, enq_flags) && !tctx->sync_wake &&
+		if (!queue_on_cpu(pol, p, tctx, prev, enq_flags) && !tctx->sync_wake &&
 		    (enq_flags & SCX_ENQ_WAKEUP))
-			wakeup_preempt(&pol, p, tctx, prev, true);
+			wakeup_preempt(pol, p, tctx, prev, true);
 		tctx->sync_wake = false;
 		return;
 	}
 
 	/* Not woken through select_cpu() (e.g. slice expiry): look for idle. */
 	if (!__COMPAT_is_enq_cpu_selected(enq_flags)) {
-		cpu = pick_idle_cpu(&pol, p, prev, false, tctx);
+		cpu = pick_idle_cpu(pol, p, prev, false, tctx);
 		/*
 		 * It holds its CPU (a move not worth it; or put back while it
 		 * runs, by a higher class or a short task, with no move worth
@@ -290,10 +294,10 @@ void BPF_STRUCT_OPS(cadence_enqueue, struct task_struct *p, u64 enq_flags)
 		 * queues in its LLC like any task.
 		 */
 		if ((cpu == -EAGAIN ||
-		     (cpu < 0 && tctx->stay_home && pol.place_hold && scx_bpf_task_running(p))) &&
+		     (cpu < 0 && tctx->stay_home && pol->place_hold && scx_bpf_task_running(p))) &&
 		    hold_has_room(prev, tctx) && bpf_cpumask_test_cpu(prev, p->cpus_ptr)) {
 			tctx->held = hold_busy(tctx);
-			if (queue_on_cpu(&pol, p, tctx, prev, enq_flags))
+			if (queue_on_cpu(pol, p, tctx, prev, enq_flags))
 				tctx->held = false;
 			else if (tctx->held)
 				hold_taken(tctx, prev);
@@ -301,7 +305,7 @@ void BPF_STRUCT_OPS(cadence_enqueue, struct task_struct *p, u64 enq_flags)
 			return;
 		}
 		if (cpu >= 0) {
-			scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | cpu, task_slice(&pol, p, cpu),
+			scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | cpu, task_slice(pol, p, cpu),
 					   enq_flags);
 			tctx->queued = false;
 			moves_placed(&tctx->moves, CADENCE_MOVE_REQUEUE);
@@ -312,12 +316,12 @@ void BPF_STRUCT_OPS(cadence_enqueue, struct task_struct *p, u64 enq_flags)
 	}
 
 	dsq = llc_dsq(cpu_llc_id(prev));
-	if (vtime_for_queue(&pol, p, tctx, dsq))
+	if (vtime_for_queue(pol, p, tctx, dsq))
 		stat_inc(enq_lag_floor);
 	/* A sync wake-up's waker will free a CPU: it preempts nobody. */
-	if (!tctx->sync_no_preempt && preempt_on_prev(&pol, p, tctx, prev, enq_flags))
+	if (!tctx->sync_no_preempt && preempt_on_prev(pol, p, tctx, prev, enq_flags))
 		return;
-	queue_task(p, tctx, dsq, task_slice(&pol, p, prev), enq_flags);
+	queue_task(p, tctx, dsq, task_slice(pol, p, prev), enq_flags);
 	stat_inc(enq_llc);
 	/* No idle CPU will take it: maybe a running task should yield. */
 	if (kick_idle_for(p) || !(enq_flags & SCX_ENQ_WAKEUP))
@@ -325,7 +329,7 @@ void BPF_STRUCT_OPS(cadence_enqueue, struct task_struct *p, u64 enq_flags)
 	if (tctx->sync_no_preempt)
 		stat_inc(wake_sync_yield);
 	else
-		wakeup_preempt(&pol, p, tctx, prev, false);
+		wakeup_preempt(pol, p, tctx, prev, false);
 }
 
 /* A queue a CPU may take its next task from, and its head. */
@@ -340,6 +344,16 @@ struct queue_head {
 	/* The head itself (RCU-protected for this callback), NULL if none. */
 	struct task_struct *task;
 	bool present;
+};
+
+/*
+ * What dispatch_queues() leaves to the end of dispatch(): when it began,
+ * and, with prev first in its own queue, prev's next slice and that queue.
+ */
+struct dispatch_end {
+	u64 now;
+	u64 pslice;
+	u64 home_dsq;
 };
 
 static __always_inline void peek_head(struct queue_head *q, u64 dsq_id)
@@ -367,15 +381,21 @@ static __always_inline bool take_from(u64 dsq)
 	return scx_bpf_dsq_move_to_local(dsq, 0);
 }
 
-static __always_inline bool take_head(const struct queue_head *q, s32 cpu)
+/* take_from() one of the two queues @cpu serves, counted by which. */
+static __always_inline bool take_queue(u64 dsq, s32 cpu)
 {
-	if (!q->present || !take_from(q->dsq_id))
+	if (!take_from(dsq))
 		return false;
-	if (q->dsq_id == cpu_dsq(cpu))
+	if (dsq == cpu_dsq(cpu))
 		stat_inc(dispatch_cpu);
 	else
 		stat_inc(dispatch_llc);
 	return true;
+}
+
+static __always_inline bool take_head(const struct queue_head *q, s32 cpu)
+{
+	return q->present && take_queue(q->dsq_id, cpu);
 }
 
 /*
@@ -448,7 +468,7 @@ static __always_inline bool defer_head_to_idle(const struct queue_head *q)
  * the queue's frontier does not follow it (cadence_running()): the tasks
  * before it keep their lag.
  */
-static __always_inline bool take_starved(s32 cpu)
+static __noinline bool take_starved(s32 cpu)
 {
 	u64 dsq = cpu_dsq(cpu), now = bpf_jiffies64();
 	struct task_ctx *tctx;
@@ -510,41 +530,35 @@ static __always_inline void keep_running(const struct cadence_policy *pol, struc
 	stat_inc(dispatch_keep);
 }
 
-void BPF_STRUCT_OPS(cadence_dispatch, s32 cpu, struct task_struct *prev)
+/*
+ * dispatch() on @cpu at end->now, all but its end: true if it took a task
+ * or kept prev (@pctx, if prev is queued); false if prev is first in its
+ * own queue and nothing may run here before it, with end->pslice and
+ * end->home_dsq set for the caller, which decides whether prev moves
+ * (hold_rebalance()) or runs on. Not inlined: the caller's frame, not
+ * this one's, is on the call chain down the placement search, which the
+ * verifier counts against 512 bytes.
+ */
+static __noinline bool dispatch_queues(s32 cpu, struct task_struct *prev, struct task_ctx *pctx,
+				       const struct cadence_policy *pol, struct dispatch_end *end)
 {
+	u64 now = end->now;
 	u32 llc = cpu_llc_id(cpu), i;
-	struct queue_head own_q, llc_q, far_q, *first, *second, *home = NULL, *other = NULL;
-	struct task_ctx *pctx = NULL;
-	struct cadence_policy pol;
-	u64 now = scx_bpf_now(), pslice = 0, pdeadline = 0;
-	s32 busier;
+	struct queue_head own_head, llc_head, far_head;
+	struct queue_head *own_q = &own_head, *llc_q = &llc_head, *far_q = &far_head;
+	struct queue_head *first, *second, *home = NULL, *other = NULL;
+	u64 pslice = 0, pdeadline = 0;
 	bool prev_first = false;
-
-	/*
-	 * Going idle with nothing waiting for this CPU, the only LLC: nothing
-	 * below would take a task or keep one. Said before the policy
-	 * snapshot and the queue peeks, which were most of this callback's
-	 * cost when every switch of a ping-pong pair ends in idle.
-	 */
-	if (nr_llcs == 1 && !(prev && (prev->scx.flags & SCX_TASK_QUEUED)) &&
-	    !dsq_queued(cpu_dsq(cpu)) && !dsq_queued(llc_dsq(llc)))
-		return;
-
-	policy_snapshot(&pol);
-	if (prev && (prev->scx.flags & SCX_TASK_QUEUED)) {
-		pctx = lookup_task_ctx(prev);
-		if (pctx)
-			charge_vtime(prev, pctx, cpu, now);
-	}
+	s32 busier;
 
 	/* No task waits in this CPU's own queue past the bound. */
 	if (take_starved(cpu)) {
 		stat_inc(dispatch_starved);
-		return;
+		return true;
 	}
 
-	peek_head(&own_q, cpu_dsq(cpu));
-	peek_head(&llc_q, llc_dsq(llc));
+	peek_head(own_q, cpu_dsq(cpu));
+	peek_head(llc_q, llc_dsq(llc));
 
 	/*
 	 * Another LLC has more waiting per CPU: take its head if it was
@@ -553,23 +567,23 @@ void BPF_STRUCT_OPS(cadence_dispatch, s32 cpu, struct task_struct *prev)
 	if (nr_llcs > 1) {
 		busier = llc_to_balance(llc);
 		if (busier >= 0) {
-			peek_head(&far_q, llc_dsq(busier));
-			if (far_q.present &&
-			    (!own_q.present || head_queued_first(&far_q.order, &own_q.order)) &&
-			    (!llc_q.present || head_queued_first(&far_q.order, &llc_q.order)) &&
-			    take_from(far_q.dsq_id)) {
+			peek_head(far_q, llc_dsq(busier));
+			if (far_q->present &&
+			    (!own_q->present || head_queued_first(&far_q->order, &own_q->order)) &&
+			    (!llc_q->present || head_queued_first(&far_q->order, &llc_q->order)) &&
+			    take_from(far_q->dsq_id)) {
 				stat_inc(dispatch_balance);
-				return;
+				return true;
 			}
 		}
 	}
 
 	if (pctx) {
-		home = home_queue(prev, pctx, &own_q, &llc_q, &other);
+		home = home_queue(prev, pctx, own_q, llc_q, &other);
 		/* Woken onto an idle CPU, it was never queued: bound it now. */
-		bound_lag(&pol, prev, pctx, false);
+		bound_lag(pol, prev, pctx, false);
 		/* The deadline of prev's next slice, were it queued now. */
-		pslice = task_slice(&pol, prev, cpu);
+		pslice = task_slice(pol, prev, cpu);
 		pdeadline = task_deadline(prev, pctx, pslice);
 	}
 	if (pctx && home && other) {
@@ -580,14 +594,14 @@ void BPF_STRUCT_OPS(cadence_dispatch, s32 cpu, struct task_struct *prev)
 		 * the other queue): if an idle CPU can take the head, prev runs
 		 * on.
 		 */
-		if (pol.place_hold && llc_q.present &&
-		    (home == &llc_q ? !prev_first && !own_q.present : prev_first) &&
-		    defer_head_to_idle(&llc_q)) {
-			keep_running(&pol, prev, pctx, cpu, pslice, now);
+		if (pol->place_hold && llc_q->present &&
+		    (home == llc_q ? !prev_first && !own_q->present : prev_first) &&
+		    defer_head_to_idle(llc_q)) {
+			keep_running(pol, prev, pctx, cpu, pslice, now);
 			if (prev_first)
 				advance_frontier(pctx->queue, pctx->vtime);
 			stat_inc(dispatch_defer);
-			return;
+			return true;
 		}
 	}
 	if (pctx && home && other && prev_first) {
@@ -602,46 +616,85 @@ void BPF_STRUCT_OPS(cadence_dispatch, s32 cpu, struct task_struct *prev)
 		 * runs: most of the moves by the queue path).
 		 */
 		if (take_head(other, cpu)) {
-			note_displaced(&pol, pctx, other, now);
-			return;
+			note_displaced(pol, pctx, other, now);
+			return true;
 		}
-		/* A lasting imbalance: not refilled, it is enqueued and moves. */
-		if (hold_rebalance(&pol, prev, pctx, cpu)) {
-			stat_inc(dispatch_rebalance);
-			return;
-		}
-		keep_running(&pol, prev, pctx, cpu, pslice, now);
-		advance_frontier(pctx->queue, pctx->vtime);
-		return;
+		/* The rest is the caller's (cadence_dispatch()). */
+		end->home_dsq = home->dsq_id;
+		end->pslice = pslice;
+		return false;
 	}
 
-	if (own_q.present && (!llc_q.present || own_head_first(&own_q.order, &llc_q.order, now))) {
-		first = &own_q;
-		second = &llc_q;
+	if (own_q->present &&
+	    (!llc_q->present || own_head_first(&own_q->order, &llc_q->order, now))) {
+		first = own_q;
+		second = llc_q;
 	} else {
-		first = &llc_q;
-		second = &own_q;
+		first = llc_q;
+		second = own_q;
 	}
 	if (take_head(first, cpu)) {
-		note_displaced(&pol, pctx, first, now);
-		return;
+		note_displaced(pol, pctx, first, now);
+		return true;
 	}
 	if (take_head(second, cpu)) {
-		note_displaced(&pol, pctx, second, now);
-		return;
+		note_displaced(pol, pctx, second, now);
+		return true;
 	}
 
 	/* Idle otherwise: pull from the other LLCs, nearest index first. */
 	bpf_for (i, 1, nr_llcs) {
 		if (take_from(llc_dsq((llc + i) % nr_llcs))) {
 			stat_inc(dispatch_steal);
-			return;
+			return true;
 		}
 	}
 
 	/* The queued heads cannot run here: prev goes on. */
 	if (pctx)
-		keep_running(&pol, prev, pctx, cpu, pslice, now);
+		keep_running(pol, prev, pctx, cpu, pslice, now);
+	return true;
+}
+
+void BPF_STRUCT_OPS(cadence_dispatch, s32 cpu, struct task_struct *prev)
+{
+	struct dispatch_end end = {.now = scx_bpf_now()};
+	struct task_ctx *pctx = NULL;
+	const struct cadence_policy *pol;
+
+	/*
+	 * Going idle with nothing waiting for this CPU, the only LLC: nothing
+	 * below would take a task or keep one. Said before the policy
+	 * snapshot and the queue peeks, which were most of this callback's
+	 * cost when every switch of a ping-pong pair ends in idle.
+	 */
+	if (nr_llcs == 1 && !(prev && (prev->scx.flags & SCX_TASK_QUEUED)) &&
+	    !dsq_queued(cpu_dsq(cpu)) && !dsq_queued(llc_dsq(cpu_llc_id(cpu))))
+		return;
+
+	pol = policy_snapshot_slot(CADENCE_POL_DISPATCH);
+	if (!pol)
+		return;
+	if (prev && (prev->scx.flags & SCX_TASK_QUEUED)) {
+		pctx = lookup_task_ctx(prev);
+		if (pctx)
+			charge_vtime(prev, pctx, cpu, end.now);
+	}
+	if (dispatch_queues(cpu, prev, pctx, pol, &end) || !prev || !pctx)
+		return;
+	/*
+	 * prev is first in its own queue and nothing may run here before it.
+	 * A lasting imbalance: not refilled, it is enqueued and moves. What
+	 * waits behind it here runs now: once prev left, nothing would wake
+	 * this CPU for it, and the CPU would idle with it queued.
+	 */
+	if (hold_rebalance(pol, prev, pctx, cpu)) {
+		take_queue(end.home_dsq, cpu);
+		stat_inc(dispatch_rebalance);
+		return;
+	}
+	keep_running(pol, prev, pctx, cpu, end.pslice, end.now);
+	advance_frontier(pctx->queue, pctx->vtime);
 }
 
 void BPF_STRUCT_OPS(cadence_runnable, struct task_struct *p, u64 enq_flags)

@@ -10,7 +10,9 @@
  * copy under the slot's lock. bpf_spin_lock() disables interrupts, so
  * nothing else on this CPU runs during a refresh.
  *
- * Callbacks take a snapshot of the copy on their stack (policy_snapshot()):
+ * Callbacks take a snapshot of the copy on their stack (policy_snapshot()),
+ * or, those whose stack is short, in a per-CPU slot of their own
+ * (policy_snapshot_slot()):
  * the copy's seq changes around every refresh, so a snapshot that a nested
  * callback's refresh overtook is taken again. After CADENCE_POLICY_RETRIES
  * overtaken reads the snapshot is taken under the slot's lock, which is
@@ -121,6 +123,50 @@ check:
 		__builtin_memset(out, 0, sizeof(*out));
 		scx_bpf_error("no policy loaded");
 	}
+}
+
+/*
+ * The callbacks whose snapshot lives in a per-CPU map instead of on their
+ * stack: those whose deepest call chain runs down the placement search
+ * (pick_small_core()), where the verifier counts every frame of the chain
+ * against 512 bytes. Each has its own slot: on one CPU a callback never
+ * runs nested in itself (the kernel calls it with the rq or pi lock held
+ * and interrupts off), so a slot is never rewritten while in use.
+ */
+enum cadence_policy_slot_user {
+	CADENCE_POL_SELECT_CPU,
+	CADENCE_POL_ENQUEUE,
+	CADENCE_POL_DISPATCH,
+	CADENCE_POL_SLOTS,
+};
+
+struct policy_slots {
+	struct cadence_policy slot[CADENCE_POL_SLOTS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, u32);
+	__type(value, struct policy_slots);
+	__uint(max_entries, 1);
+} policy_slots SEC(".maps");
+
+/*
+ * policy_snapshot() into @who's slot on this CPU; NULL (and the scheduler
+ * ended) only if the map is missing.
+ */
+static __always_inline const struct cadence_policy *policy_snapshot_slot(u32 who)
+{
+	struct policy_slots *s;
+	u32 zero = 0;
+
+	s = bpf_map_lookup_elem(&policy_slots, &zero);
+	if (!s || who >= CADENCE_POL_SLOTS) {
+		scx_bpf_error("no policy slot %u", who);
+		return NULL;
+	}
+	policy_snapshot(&s->slot[who]);
+	return &s->slot[who];
 }
 
 #endif /* __CADENCE_POLICY_BPF_H */

@@ -4,6 +4,8 @@
 mod bpf_intf;
 mod bpf_skel;
 #[cfg(test)]
+mod bpf_stack_tests;
+#[cfg(test)]
 mod bpf_test_progs;
 mod control;
 mod cpufreq;
