@@ -273,6 +273,12 @@ struct cadence_cpu_stats {
 	 * hold_rebalance()).
 	 */
 	u64 dispatch_rebalance;
+	/*
+	 * Slice ends at which a running task that may run elsewhere gave its
+	 * CPU to a CPU-bound task pinned there, and left for an idle CPU
+	 * (place.bpf.h, make_room_for_pinned()).
+	 */
+	u64 dispatch_make_room;
 	/* Tasks taken from a CPU's own queue after waiting 250 jiffies (main.bpf.c). */
 	u64 dispatch_starved;
 	/*

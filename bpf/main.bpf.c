@@ -249,6 +249,7 @@ void BPF_STRUCT_OPS(cadence_enqueue, struct task_struct *p, u64 enq_flags)
 	struct task_ctx *tctx = lookup_task_ctx(p);
 	s32 prev = scx_bpf_task_cpu(p), cpu;
 	const struct cadence_policy *pol;
+	bool make_room;
 	u64 dsq;
 
 	if (!tctx) {
@@ -283,7 +284,12 @@ void BPF_STRUCT_OPS(cadence_enqueue, struct task_struct *p, u64 enq_flags)
 
 	/* Not woken through select_cpu() (e.g. slice expiry): look for idle. */
 	if (!__COMPAT_is_enq_cpu_selected(enq_flags)) {
-		cpu = pick_idle_cpu(pol, p, prev, false, tctx);
+		/*
+		 * A pinned CPU-bound task waits for prev, where @p may not
+		 * hold on (make_room_for_pinned()): no hold, an idle CPU.
+		 */
+		make_room = make_room_for_pinned(p, prev);
+		cpu = pick_idle_cpu(pol, p, prev, false, make_room ? NULL : tctx);
 		/*
 		 * It holds its CPU (a move not worth it; or put back while it
 		 * runs, by a higher class or a short task, with no move worth
@@ -293,7 +299,8 @@ void BPF_STRUCT_OPS(cadence_enqueue, struct task_struct *p, u64 enq_flags)
 		 * one (hold_has_room()), and it may still run there; else it
 		 * queues in its LLC like any task.
 		 */
-		if ((cpu == -EAGAIN ||
+		if (!make_room &&
+		    (cpu == -EAGAIN ||
 		     (cpu < 0 && tctx->stay_home && pol->place_hold && scx_bpf_task_running(p))) &&
 		    hold_has_room(prev, tctx) && bpf_cpumask_test_cpu(prev, p->cpus_ptr)) {
 			tctx->held = hold_busy(tctx);
@@ -617,6 +624,14 @@ static __noinline bool dispatch_queues(s32 cpu, struct task_struct *prev, struct
 		 */
 		if (take_head(other, cpu)) {
 			note_displaced(pol, pctx, other, now);
+			return true;
+		}
+		/*
+		 * A pinned CPU-bound task waits behind prev, which may run on
+		 * an idle CPU: the pinned one runs, and prev, enqueued, leaves.
+		 */
+		if (home == own_q && make_room_for_pinned(prev, cpu) && take_head(own_q, cpu)) {
+			stat_inc(dispatch_make_room);
 			return true;
 		}
 		/* The rest is the caller's (cadence_dispatch()). */

@@ -550,6 +550,49 @@ static __always_inline void hold_release(struct task_ctx *tctx)
 }
 
 /*
+ * Whether the head of @cpu's own queue is a task that may run on @cpu
+ * alone and has not slept for CADENCE_LASTING_NS: a pinned CPU-bound task,
+ * which only @cpu can serve. A task that may run elsewhere then does not
+ * hold @cpu: at its slice end it leaves for an idle CPU in its mask
+ * (make_room_for_pinned()), as the fair class's load balancer moves the
+ * movable one of two tasks off a CPU while another idles. Held beside it,
+ * a nice-0 hog kept a pinned nice-19 hog to its weight's 1.4% of CPU 0
+ * with 7 CPUs idle (case_place_pinned_hog_keeps_its_cpu). A pinned task
+ * that sleeps often (a periodic thread) is not lasting and changes nothing:
+ * the hold still keeps CPU-bound tasks in place beside it
+ * (case_place_spread_holds_beside_pinned_sleepers). Not inlined:
+ * enqueue()'s stack, as mark_sync_wake().
+ */
+static __noinline bool pinned_lasting_waits(s32 cpu)
+{
+	struct task_struct *head = __COMPAT_scx_bpf_dsq_peek(cpu_dsq(cpu));
+	struct task_ctx *hctx;
+
+	if (!head || !task_pinned(head))
+		return false;
+	hctx = lookup_task_ctx(head);
+	return hctx && runs_lasting(hctx->awake_since, scx_bpf_now());
+}
+
+/*
+ * Whether @p, which runs on or was queued for @cpu, should leave it for an
+ * idle CPU: it may run elsewhere, an idle CPU in its mask exists, and a
+ * pinned CPU-bound task waits for @cpu (pinned_lasting_waits()).
+ */
+static __always_inline bool make_room_for_pinned(const struct task_struct *p, s32 cpu)
+{
+	const struct cpumask *idle;
+	bool any;
+
+	if (task_pinned(p) || !pinned_lasting_waits(cpu))
+		return false;
+	idle = scx_bpf_get_idle_cpumask();
+	any = bpf_cpumask_intersects(idle, p->cpus_ptr);
+	scx_bpf_put_idle_cpumask(idle);
+	return any;
+}
+
+/*
  * Whether running @p (@tctx) on @cpu, whose slice ended with nothing
  * queued before it, should move now: with placement.hold and the
  * small-core order, when an idle CPU it may use exists and the hold finds

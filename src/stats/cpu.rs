@@ -93,6 +93,7 @@ cpu_metrics! {
     dispatch_defer: "Slice refills for a task that would have yielded to its LLC queue's head, left to an idle CPU kicked to take it",
     enq_stay: "Running tasks that gave up their CPU and were queued on it to wait for it, not moved (placement.hold)",
     dispatch_rebalance: "Slice ends at which a running task was not refilled so that it moves: a lasting imbalance (placement.hold)",
+    dispatch_make_room: "Slice ends at which a running task that may run elsewhere gave its CPU to a CPU-bound task pinned there and left for an idle CPU",
     dispatch_starved: "Tasks taken from a CPU's own queue ahead of its order because they had waited 250 jiffies (1 s at HZ=250)",
     tick_rcu_reader: "Ticks that left the running task's slice alone (refilled if used up) because it was inside an RCU read-side critical section",
     tick_wake_preempt: "Slices the tick cut because a waiting task should now preempt the running one (a wake-up held back by its minimum slice or earlier deadline)",
@@ -106,7 +107,7 @@ cpu_metrics! {
 /// One line of counters, grouped as `--stats` prints them.
 pub fn format_counters(m: &CpuMetrics) -> String {
     format!(
-        "wake: prev-core {} llc-core {} core {} prev {} llc {} any {} busy {} | place: prev-small {} idle-big {} idle-small {} near-small {} near-big {} near-llc {} any {} busy {} | enq: pinned {} idle {} llc {} stay {} lag-floor {} wait-cap {} kick {} | dsp: own {} llc {} steal {} balance {} keep {} defer {} rebalance {} starved {} | preempt {} rcu-reader {} | latency: preempt {} spent {} parity {} parity-kick {} slice-kick {} slice-rcu {} tick {} sync {} sync-yield {} overtake {} | moves: thread {} small {} big {} by wake {} requeue {} queue {} | policy gen {} refresh {}",
+        "wake: prev-core {} llc-core {} core {} prev {} llc {} any {} busy {} | place: prev-small {} idle-big {} idle-small {} near-small {} near-big {} near-llc {} any {} busy {} | enq: pinned {} idle {} llc {} stay {} lag-floor {} wait-cap {} kick {} | dsp: own {} llc {} steal {} balance {} keep {} defer {} rebalance {} make-room {} starved {} | preempt {} rcu-reader {} | latency: preempt {} spent {} parity {} parity-kick {} slice-kick {} slice-rcu {} tick {} sync {} sync-yield {} overtake {} | moves: thread {} small {} big {} by wake {} requeue {} queue {} | policy gen {} refresh {}",
         m.select_prev_core,
         m.select_llc_core,
         m.select_any_core,
@@ -136,6 +137,7 @@ pub fn format_counters(m: &CpuMetrics) -> String {
         m.dispatch_keep,
         m.dispatch_defer,
         m.dispatch_rebalance,
+        m.dispatch_make_room,
         m.dispatch_starved,
         m.tick_preempt,
         m.tick_rcu_reader,

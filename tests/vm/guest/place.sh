@@ -219,3 +219,38 @@ assert t["move_wake"] + t["move_requeue"] + t["move_queue"] == t["move_small"] +
 ' || fail "the stats totals (see above)" || return 1
 	stop_sched
 }
+
+# pinned_beside_mover SECONDS: a nice-19 hog pinned to CPU 0, and a nice-0
+# hog started on CPU 0 and then allowed every CPU; prints the CPU ticks the
+# pinned hog got over SECONDS, from a second after the mover was let go.
+pinned_beside_mover() {
+	local pinned mover t0 t1
+	pinned=$(hog 0 19)
+	mover=$(hog 0 0)
+	sleep 1
+	taskset -pc "0-$(($(nproc) - 1))" "$mover" >/dev/null
+	sleep 1
+	t0=$(cpu_ticks "$pinned")
+	sleep "$1"
+	t1=$(cpu_ticks "$pinned")
+	echo "mover ran on CPU $(awk '{ print $39 }' "/proc/$mover/stat")" >&2
+	kill "$pinned" "$mover"
+	echo $((t1 - t0))
+}
+
+# A CPU-bound task that shares a CPU with a task pinned there moves to an
+# idle CPU, as the fair class's load balancer moves it: a nice-19 hog
+# pinned to CPU 0 gets at least 70% of the CPU time it gets under EEVDF in
+# the same boot, with 7 CPUs idle beside it. When the unpinned hog stayed
+# (issue 47), the pinned one got its weight's share, 15/1039 of CPU 0.
+case_place_pinned_hog_keeps_its_cpu() {
+	local seconds=15 eevdf ours seq0
+	eevdf=$(pinned_beside_mover $seconds)
+	start_sched "$VM_OUT/place_pinned_hog.sched.log" || return 1
+	seq0=$(enable_seq)
+	ours=$(pinned_beside_mover $seconds)
+	echo "pinned nice-19 hog over $seconds s: $eevdf ticks under EEVDF, $ours under scx_cadence"
+	[ $((ours * 10)) -ge $((eevdf * 7)) ] ||
+		fail "the pinned hog got $ours ticks, under 70% of EEVDF's $eevdf" || return 1
+	end_attached "$seq0"
+}
