@@ -314,6 +314,12 @@ struct task_ctx {
 	 */
 	bool sync_no_preempt;
 	/*
+	 * It called sched_yield() while others waited for its CPU: dispatch()
+	 * does not keep it running ahead of them, as __pick_eevdf() picks no
+	 * ineligible curr (cadence_yield()). Cleared when it runs again.
+	 */
+	bool yielded;
+	/*
 	 * The lag it went to sleep with (deadline.bpf.h, lag_at_sleep()):
 	 * how far behind its queue's frontier its next wake-up may start it.
 	 */

@@ -315,6 +315,11 @@ struct cadence_cpu_stats {
 	u64 slice_timer_kick;
 	/* Of those due, left to the tick: the task was inside an RCU reader. */
 	u64 slice_timer_rcu;
+	/*
+	 * sched_yield() calls that ended the yielder's slice, others waiting
+	 * for its CPU (main.bpf.c, cadence_yield()).
+	 */
+	u64 yield_forfeit;
 };
 
 #include "intf_util.h"

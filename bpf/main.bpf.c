@@ -594,7 +594,9 @@ static __noinline bool dispatch_queues(s32 cpu, struct task_struct *prev, struct
 		pdeadline = task_deadline(prev, pctx, pslice);
 	}
 	if (pctx && home && other) {
-		prev_first = !home->present || !vtime_before(home->deadline, pdeadline);
+		/* One that yielded goes behind whatever waits (cadence_yield()). */
+		prev_first = !home->present ||
+			     (!pctx->yielded && !vtime_before(home->deadline, pdeadline));
 		/*
 		 * prev would yield to the LLC queue's head alone (it is behind
 		 * that head in its own queue, or first there with the head in
@@ -755,6 +757,7 @@ void BPF_STRUCT_OPS(cadence_running, struct task_struct *p)
 	tctx->granted = p->scx.slice;
 	/* Its wake-up is over: a later one is marked afresh (select_cpu()). */
 	tctx->sync_no_preempt = false;
+	tctx->yielded = false;
 	/*
 	 * Put back while it runs, it waits for this CPU (enqueue()), unless
 	 * dispatch() finds it displaced by a lasting task of like util
@@ -873,6 +876,38 @@ void BPF_STRUCT_OPS(cadence_tick, struct task_struct *p)
 		if (slice < tctx->granted)
 			tctx->granted = slice;
 	}
+}
+
+/*
+ * sched_yield() (@to NULL) and yield_to() (KVM's directed yield, which this
+ * scheduler does not steer: false). As fair.c's yield_task_fair() since
+ * v6.17 (79104becf42b): alone on its CPU, the yielder runs on; else, if
+ * eligible, it forfeits the rest of its request (its vtime moves to the
+ * request's deadline, so its next deadline is a whole request later), and
+ * its slice ends. Only if eligible, or a task yielding in a loop would
+ * run its vtime away. Either way it is not kept running ahead of the
+ * tasks that wait (task_ctx.yielded), as __pick_eevdf() then picks one of
+ * them: an ineligible curr is no candidate there, and an eligible one has
+ * just moved its deadline past theirs. Without ops.yield the kernel only
+ * ends the slice: a yielder charged for the microseconds it ran stayed
+ * first by deadline and ran on, and a hog beside it on one CPU got 58% of
+ * it where EEVDF left it 91% (case_fair_yield_gives_the_cpu_away).
+ */
+bool BPF_STRUCT_OPS(cadence_yield, struct task_struct *from, struct task_struct *to)
+{
+	struct task_ctx *tctx = lookup_task_ctx(from);
+	s32 cpu = scx_bpf_task_cpu(from);
+
+	if (to || !tctx || !nr_waiting(cpu))
+		return false;
+	charge_vtime(from, tctx, cpu, scx_bpf_now());
+	if (tctx->queue != CADENCE_NO_QUEUE && vtime_eligible(tctx->vtime, frontier(tctx->queue)) &&
+	    vtime_before(tctx->vtime, tctx->deadline))
+		tctx->vtime = tctx->deadline;
+	tctx->yielded = true;
+	scx_bpf_task_set_slice(from, 0);
+	stat_inc(yield_forfeit);
+	return false;
 }
 
 void BPF_STRUCT_OPS(cadence_enable, struct task_struct *p)
@@ -1047,6 +1082,7 @@ SCX_OPS_DEFINE(cadence_ops,
 	       .stopping = (void *)cadence_stopping,
 	       .quiescent = (void *)cadence_quiescent,
 	       .tick = (void *)cadence_tick,
+	       .yield = (void *)cadence_yield,
 	       .update_idle = (void *)cadence_update_idle,
 	       .enable = (void *)cadence_enable,
 	       .disable = (void *)cadence_disable,
