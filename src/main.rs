@@ -458,7 +458,10 @@ fn run(opts: Opts) -> Result<()> {
         None => freq::FreqTable::probe(),
     };
     let live = policy::Live::new(first, freq)?;
-    preflight::check_all(Path::new(preflight::SCHED_EXT_SYSFS))?;
+    preflight::check_all(
+        Path::new(preflight::SCHED_EXT_SYSFS),
+        Path::new(preflight::OSRELEASE),
+    )?;
     install_sighup(stop_on_hup)?;
     if let Some(secs) = opts.stats {
         spawn_monitor(&opts, secs, shutdown.clone())?;

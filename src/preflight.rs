@@ -14,8 +14,46 @@ pub fn check_sched_ext(sysfs: &Path) -> Result<()> {
     let state = sysfs.join("state");
     if !state.exists() {
         bail!(
-            "this kernel has no sched_ext: {} is missing (it needs CONFIG_SCHED_CLASS_EXT=y, Linux 6.12 or later)",
-            state.display()
+            "this kernel has no sched_ext: {} is missing (it needs CONFIG_SCHED_CLASS_EXT=y, Linux {}.{} or later)",
+            state.display(),
+            OLDEST_KERNEL.0,
+            OLDEST_KERNEL.1
+        );
+    }
+    Ok(())
+}
+
+/// The oldest kernel scx_cadence runs on: the oldest its VM tests boot
+/// (Debian trixie-backports' 6.16, tests/vm/setup.sh). Older sched_ext
+/// kernels differ where it matters and are not tested: 6.12 has no
+/// SCX_ENQ_CPU_SELECTED, so every enqueue would look selected and the
+/// hold would never run; before 6.12.11 (30dd3b13f9de) a CPU whose
+/// dispatch() refills prev's slice with SCX_OPS_ENQ_LAST goes idle with
+/// prev parked; before 6.15 struct_ops programs cannot read APERF/MPERF.
+pub const OLDEST_KERNEL: (u32, u32) = (6, 16);
+
+/// Where the running kernel's release string is.
+pub const OSRELEASE: &str = "/proc/sys/kernel/osrelease";
+
+/// (major, minor) of a kernel release string such as "6.16.12+deb13-cloud-amd64".
+fn kernel_version(release: &str) -> Option<(u32, u32)> {
+    let mut parts = release.split(|c: char| !c.is_ascii_digit());
+    Some((parts.next()?.parse().ok()?, parts.next()?.parse().ok()?))
+}
+
+/// The kernel in @osrelease must be OLDEST_KERNEL or later.
+pub fn check_kernel_version(osrelease: &Path) -> Result<()> {
+    let release = read_trimmed(osrelease)?;
+    let Some(version) = kernel_version(&release) else {
+        bail!("cannot tell the kernel's version from {}: '{release}'", osrelease.display());
+    };
+    if version < OLDEST_KERNEL {
+        bail!(
+            "Linux {release} is older than {}.{}, the oldest kernel scx_cadence is tested on: use {}.{} or later",
+            OLDEST_KERNEL.0,
+            OLDEST_KERNEL.1,
+            OLDEST_KERNEL.0,
+            OLDEST_KERNEL.1
         );
     }
     Ok(())
@@ -51,9 +89,10 @@ pub fn preempt_rt(kernel_sysfs: &Path) -> bool {
     read_trimmed(&kernel_sysfs.join("realtime")).is_ok_and(|s| s == "1")
 }
 
-/// All three, in the order a user would fix them.
-pub fn check_all(sysfs: &Path) -> Result<()> {
+/// All four, in the order a user would fix them.
+pub fn check_all(sysfs: &Path, osrelease: &Path) -> Result<()> {
     check_sched_ext(sysfs)?;
+    check_kernel_version(osrelease)?;
     check_root(crate::owned::euid())?;
     check_no_other_scheduler(sysfs)
 }
@@ -105,6 +144,30 @@ mod tests {
         assert!(preempt_rt(&sys.0));
         fs::write(sys.0.join("realtime"), "0\n").unwrap();
         assert!(!preempt_rt(&sys.0));
+    }
+
+    #[test]
+    fn kernels_older_than_the_oldest_tested_are_refused() {
+        assert_eq!(kernel_version("6.16.12+deb13-cloud-amd64"), Some((6, 16)));
+        assert_eq!(kernel_version("7.2.13+deb14-cloud-amd64"), Some((7, 2)));
+        assert_eq!(kernel_version("6.12.0"), Some((6, 12)));
+        assert_eq!(kernel_version("6"), None);
+        let dir = std::env::temp_dir().join(format!("scx_cadence-osrelease-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("osrelease");
+        for (release, ok) in [("6.12.48+deb13-amd64", false), ("6.15.9", false), ("6.16.12+deb13-cloud-amd64", true), ("7.2.13", true), ("10.0.1", true)] {
+            fs::write(&file, format!("{release}\n")).unwrap();
+            let r = check_kernel_version(&file);
+            assert_eq!(r.is_ok(), ok, "{release}: {r:?}");
+            if let Err(e) = r {
+                let msg = format!("{e:#}");
+                assert!(msg.contains(release) && msg.contains("6.16 or later"), "{msg}");
+                assert_eq!(msg.lines().count(), 1, "{msg}");
+            }
+        }
+        fs::write(&file, "garbage\n").unwrap();
+        assert!(check_kernel_version(&file).is_err());
+        fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

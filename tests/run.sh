@@ -38,5 +38,7 @@ echo "== host tests"
 # makes that a failure instead (src/bpf_test_progs.rs).
 SCX_CADENCE_REQUIRE_BPF=1 cargo test --release --locked
 
-echo "== VM tests"
+echo "== VM tests, Debian unstable's kernel (7.x): every case"
 tests/vm/run.sh
+echo "== VM tests, the oldest kernel named (6.16): the core set"
+tests/vm/run.sh --kernel 6.16
