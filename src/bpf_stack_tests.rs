@@ -111,14 +111,19 @@ fn functions(data: &[u8]) -> BTreeMap<String, Func> {
     let mut at = BTreeMap::new();
     let mut funcs = BTreeMap::new();
     for sym in file.symbols() {
-        let Some(sec) = sym.section_index() else { continue };
+        let Some(sec) = sym.section_index() else {
+            continue;
+        };
         if sym.kind() != SymbolKind::Text || sym.size() == 0 {
             continue;
         }
         let name = sym.name().unwrap().to_string();
         let section = file.section_by_index(sec).unwrap();
         let code = section.data().unwrap();
-        let (start, end) = (sym.address() as usize, (sym.address() + sym.size()) as usize);
+        let (start, end) = (
+            sym.address() as usize,
+            (sym.address() + sym.size()) as usize,
+        );
         at.insert((sec.0, sym.address()), (name.clone(), sym.size()));
         let func = Func {
             depth: frame_depth(&code[start..end]),
@@ -127,7 +132,8 @@ fn functions(data: &[u8]) -> BTreeMap<String, Func> {
         };
         funcs.insert(name, func);
     }
-    let name_at = |sec: SectionIndex, off: i64| at.get(&(sec.0, off as u64)).map(|(n, _)| n.clone());
+    let name_at =
+        |sec: SectionIndex, off: i64| at.get(&(sec.0, off as u64)).map(|(n, _)| n.clone());
     for ((sec, start), (name, size)) in &at {
         let section = file.section_by_index(SectionIndex(*sec)).unwrap();
         let code = section.data().unwrap();
@@ -164,7 +170,11 @@ fn round_up(depth: u32) -> u32 {
 }
 
 /// The deepest chain of calls from @name: its stack and the functions.
-fn deepest(funcs: &BTreeMap<String, Func>, name: &str, seen: &mut Vec<String>) -> (u32, Vec<String>) {
+fn deepest(
+    funcs: &BTreeMap<String, Func>,
+    name: &str,
+    seen: &mut Vec<String>,
+) -> (u32, Vec<String>) {
     seen.push(name.to_string());
     let mut best = (0, Vec::new());
     for callee in &funcs[name].calls {
@@ -182,11 +192,21 @@ fn deepest(funcs: &BTreeMap<String, Func>, name: &str, seen: &mut Vec<String>) -
 fn every_program_leaves_a_stack_margin() {
     let funcs = functions(OBJECT);
     let mut short = Vec::new();
-    let entries: Vec<_> = funcs.iter().filter(|(_, f)| f.entry).map(|(n, _)| n.clone()).collect();
-    assert!(entries.iter().any(|n| n == "cadence_enqueue"), "no programs found: {entries:?}");
+    let entries: Vec<_> = funcs
+        .iter()
+        .filter(|(_, f)| f.entry)
+        .map(|(n, _)| n.clone())
+        .collect();
+    assert!(
+        entries.iter().any(|n| n == "cadence_enqueue"),
+        "no programs found: {entries:?}"
+    );
     for name in entries {
         let (stack, chain) = deepest(&funcs, &name, &mut Vec::new());
-        let chain: Vec<_> = chain.iter().map(|f| format!("{f}({})", funcs[f].depth)).collect();
+        let chain: Vec<_> = chain
+            .iter()
+            .map(|f| format!("{f}({})", funcs[f].depth))
+            .collect();
         println!(
             "{name}: {stack} of {STACK_LIMIT} bytes, margin {}: {}",
             STACK_LIMIT - stack.min(STACK_LIMIT),
@@ -196,7 +216,10 @@ fn every_program_leaves_a_stack_margin() {
             short.push(format!("{name} ({stack} bytes: {})", chain.join(" > ")));
         }
     }
-    assert!(short.is_empty(), "under {STACK_MARGIN} bytes of stack margin: {short:#?}");
+    assert!(
+        short.is_empty(),
+        "under {STACK_MARGIN} bytes of stack margin: {short:#?}"
+    );
 }
 
 /// The frame reading on hand-made instructions: a store below r10, a
@@ -213,12 +236,27 @@ fn frame_depth_follows_r10_and_its_copies() {
     let store = insn(0x7b, 10, 1, -8, 0);
     assert_eq!(frame_depth(&store), 8);
     // r2 = r10; r2 += -40; call 1 (r2 is the helper's stack argument)
-    let addr = [insn(0xbf, 2, 10, 0, 0), insn(0x07, 2, 0, 0, -40), insn(0x85, 0, 0, 0, 1)].concat();
+    let addr = [
+        insn(0xbf, 2, 10, 0, 0),
+        insn(0x07, 2, 0, 0, -40),
+        insn(0x85, 0, 0, 0, 1),
+    ]
+    .concat();
     assert_eq!(frame_depth(&addr), 40);
     // r3 = r10; r3 += -16; r0 = *(u64 *)(r3 - 8): 24 deep
-    let load = [insn(0xbf, 3, 10, 0, 0), insn(0x07, 3, 0, 0, -16), insn(0x79, 0, 3, -8, 0)].concat();
+    let load = [
+        insn(0xbf, 3, 10, 0, 0),
+        insn(0x07, 3, 0, 0, -16),
+        insn(0x79, 0, 3, -8, 0),
+    ]
+    .concat();
     assert_eq!(frame_depth(&load), 24);
     // A 32-bit write ends the tracking: w3 = 0; *(u64 *)(r3 - 100) = r1 is no stack access.
-    let lost = [insn(0xbf, 3, 10, 0, 0), insn(0xb4, 3, 0, 0, 0), insn(0x7b, 3, 1, -100, 0)].concat();
+    let lost = [
+        insn(0xbf, 3, 10, 0, 0),
+        insn(0xb4, 3, 0, 0, 0),
+        insn(0x7b, 3, 1, -100, 0),
+    ]
+    .concat();
     assert_eq!(frame_depth(&lost), 0);
 }
