@@ -45,7 +45,10 @@ fn kernel_version(release: &str) -> Option<(u32, u32)> {
 pub fn check_kernel_version(osrelease: &Path) -> Result<()> {
     let release = read_trimmed(osrelease)?;
     let Some(version) = kernel_version(&release) else {
-        bail!("cannot tell the kernel's version from {}: '{release}'", osrelease.display());
+        bail!(
+            "cannot tell the kernel's version from {}: '{release}'",
+            osrelease.display()
+        );
     };
     if version < OLDEST_KERNEL {
         bail!(
@@ -152,16 +155,26 @@ mod tests {
         assert_eq!(kernel_version("7.2.13+deb14-cloud-amd64"), Some((7, 2)));
         assert_eq!(kernel_version("6.12.0"), Some((6, 12)));
         assert_eq!(kernel_version("6"), None);
-        let dir = std::env::temp_dir().join(format!("scx_cadence-osrelease-{}", std::process::id()));
+        let dir =
+            std::env::temp_dir().join(format!("scx_cadence-osrelease-{}", std::process::id()));
         fs::create_dir_all(&dir).unwrap();
         let file = dir.join("osrelease");
-        for (release, ok) in [("6.12.48+deb13-amd64", false), ("6.15.9", false), ("6.16.12+deb13-cloud-amd64", true), ("7.2.13", true), ("10.0.1", true)] {
+        for (release, ok) in [
+            ("6.12.48+deb13-amd64", false),
+            ("6.15.9", false),
+            ("6.16.12+deb13-cloud-amd64", true),
+            ("7.2.13", true),
+            ("10.0.1", true),
+        ] {
             fs::write(&file, format!("{release}\n")).unwrap();
             let r = check_kernel_version(&file);
             assert_eq!(r.is_ok(), ok, "{release}: {r:?}");
             if let Err(e) = r {
                 let msg = format!("{e:#}");
-                assert!(msg.contains(release) && msg.contains("6.16 or later"), "{msg}");
+                assert!(
+                    msg.contains(release) && msg.contains("6.16 or later"),
+                    "{msg}"
+                );
                 assert_eq!(msg.lines().count(), 1, "{msg}");
             }
         }
