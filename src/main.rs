@@ -83,9 +83,8 @@ pub struct RunOpts {
 
     /// sched_ext's watchdog: the kernel ends the scheduler (and falls back
     /// to its default one) when a runnable task has not run for MS
-    /// milliseconds; 1..=30000, 0 for the kernel's default (30 s).
-    #[clap(long, value_name = "MS", default_value = "0",
-           value_parser = clap::value_parser!(u32).range(0..=scheduler::MAX_STALL_TIMEOUT_MS as i64))]
+    /// milliseconds; 5000..=30000, 0 for the kernel's default (30 s).
+    #[clap(long, value_name = "MS", default_value = "0", value_parser = parse_stall_timeout)]
     pub stall_timeout_ms: u32,
 
     /// Print stats every SECS seconds while running the scheduler.
@@ -338,6 +337,21 @@ fn starting_policy(opts: &RunOpts) -> Result<policy::Named> {
 }
 
 /// clap's parser for --freq-max: the policy's own spelling rules.
+/// --stall-timeout-ms: 0 (the kernel's default) or
+/// MIN_STALL_TIMEOUT_MS..=MAX_STALL_TIMEOUT_MS.
+fn parse_stall_timeout(s: &str) -> Result<u32, String> {
+    let (min, max) = (
+        scheduler::MIN_STALL_TIMEOUT_MS,
+        scheduler::MAX_STALL_TIMEOUT_MS,
+    );
+    match s.parse::<u32>() {
+        Ok(ms) if ms == 0 || (min..=max).contains(&ms) => Ok(ms),
+        _ => Err(format!(
+            "{s} is not 0 or in {min}..={max}: the kernel accepts at most {max}, and under {min} the watchdog would end the scheduler for waits it allows"
+        )),
+    }
+}
+
 fn parse_freq_max(s: &str) -> Result<freq::FreqMax, String> {
     s.parse().map_err(|e| format!("{e}"))
 }

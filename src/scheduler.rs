@@ -37,6 +37,12 @@ pub const SCHEDULER_NAME: &str = "scx_cadence";
 /// (SCX_WATCHDOG_MAX_TIMEOUT in kernel/sched/ext.c: 30 s); a longer one
 /// fails the attach.
 pub const MAX_STALL_TIMEOUT_MS: u32 = 30_000;
+/// Shortest watchdog timeout the loader accepts: twice the longest wait
+/// the scheduler itself allows a runnable task, 250 jiffies in a CPU's own
+/// queue before it runs out of order (bpf/main.bpf.c, take_starved()):
+/// 2.5 s at HZ=100. A shorter one would end the scheduler for waits it
+/// means to allow.
+pub const MIN_STALL_TIMEOUT_MS: u32 = 5_000;
 
 /// How often the loop looks at signals and the exit state when idle.
 const POLL: Duration = Duration::from_millis(100);

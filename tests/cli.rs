@@ -57,7 +57,15 @@ fn stall_timeout_beyond_the_kernels_limit_is_a_usage_error() {
     // sched_ext refuses a watchdog timeout over 30 s at attach; the loader
     // refuses it first, in one line, before touching the kernel.
     let line = usage_error(&["--stall-timeout-ms", "30001"]);
-    assert!(line.contains("30001 is not in 0..=30000"), "{line}");
+    assert!(line.contains("30001 is not 0 or in 5000..=30000"), "{line}");
+}
+
+#[test]
+fn stall_timeout_below_the_schedulers_own_waits_is_a_usage_error() {
+    // The scheduler lets a task wait up to 2.5 s (HZ=100) in a CPU's own
+    // queue: a watchdog shorter than twice that is refused before loading.
+    let line = usage_error(&["--stall-timeout-ms", "1000"]);
+    assert!(line.contains("1000 is not 0 or in 5000..=30000"), "{line}");
 }
 
 #[test]
