@@ -61,8 +61,10 @@ impl Server {
 }
 
 impl Drop for Server {
+    /// Removes the socket only if it is still one of ours, as start()
+    /// checks: something put at its path meanwhile is not ours to remove.
     fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
+        let _ = crate::owned::remove_stale_socket(&self.path);
     }
 }
 
