@@ -269,3 +269,94 @@ fn idle_cpu_clock_follows_the_task_clock() {
     assert_eq!(ran.cpus[0].busy, 1);
     assert_eq!(bytes(&ran.cpus[1]), bytes(&cpus[1]));
 }
+
+/// One PELT period: 1024 units of 1024 ns (kernel/sched/pelt.c).
+const PERIOD_NS: u64 = 1024 * 1024;
+
+/// PELT's steady peak, from its definition alone: a signal that is 1 for
+/// @busy periods and 0 for @idle periods, each period's contribution
+/// decayed by y per period since (y^32 = 1/2), over the geometric sum of
+/// all periods: 1024 (1 - y^busy) / (1 - y^(busy + idle)).
+fn pelt_closed_form_peak(busy: i32, idle: i32) -> f64 {
+    let y = 0.5f64.powf(1.0 / 32.0);
+    1024.0 * (1.0 - y.powi(busy)) / (1.0 - y.powi(busy + idle))
+}
+
+/// The callbacks of one busy stretch of a task on CPU 0 from @t: a timer
+/// wakes it, it runs 8 periods with a tick every 2, and sleeps; the CPU
+/// goes idle. With @remote, the task's nice is changed from CPU 1 halfway
+/// (stopping, quiescent SAVE, runnable RESTORE, running, all on CPU 1).
+fn duty_stretch(t: u64, remote: bool) -> Vec<Event> {
+    let p = PERIOD_NS;
+    let mut evs = vec![
+        ev(t, RUNNABLE, 0, 0, 1),
+        ev(t, IDLE, 0, 0, 0),
+        ev(t, RUNNING, 0, 0, 0),
+        ev(t + 2 * p, TICK, 0, 0, 0),
+        ev(t + 4 * p, TICK, 0, 0, 0),
+    ];
+    if remote {
+        let r = t + 5 * p;
+        evs.extend([
+            ev(r, STOPPING, 1, 0, 1),
+            ev(r, QUIESCENT, 1, 0, 0),
+            ev(r, RUNNABLE, 1, 0, 0),
+            ev(r, RUNNING, 1, 0, 0),
+        ]);
+    }
+    evs.extend([
+        ev(t + 6 * p, TICK, 0, 0, 0),
+        ev(t + 8 * p, STOPPING, 0, 0, 0),
+        ev(t + 8 * p, QUIESCENT, 0, 0, 1),
+        ev(t + 8 * p, IDLE, 0, 0, 1),
+    ]);
+    evs
+}
+
+/// A CPU whose task runs 8 PELT periods and sleeps 8, over and over (issue
+/// 47: a CPU busy half the time read util 1015 in the VM): once steady,
+/// the CPU's util as it goes idle, and the task's as it sleeps (what
+/// util_est samples), are PELT's closed-form peak for that duty cycle,
+/// 1024 / (1 + y^8) = 556, within the integer truncation of the kernel's
+/// tables, not saturated. The same with a remote attribute change in every
+/// stretch: it carries no information and changes nothing.
+#[test]
+fn half_busy_cpu_reads_the_closed_form_peak() {
+    let Some(glue) = Glue::load() else { return };
+    let peak = pelt_closed_form_peak(8, 8);
+    assert!((peak - 556.2).abs() < 0.1, "{peak}");
+    let mut last = [0u64; 2];
+    for remote in [false, true] {
+        let mut cpus = [cpu(L, false, 1024), cpu(L, false, 1024)];
+        let mut task = new_task();
+        // 40 stretches of 16 periods: 20 half-lives, well past steady.
+        for k in 0..40 {
+            let evs = duty_stretch(L + k * 16 * PERIOD_NS, remote);
+            let g = glue.run(cpus, task, &evs);
+            (cpus, task) = (g.cpus, g.task);
+            if k < 30 {
+                continue;
+            }
+            let cpu_util = cpus[0].avg.util_avg as f64;
+            // After the sleep's quiescent(): the sample util_est took.
+            let slept = g.util[evs.len() - 2] as f64;
+            let est = (g.util_est[evs.len() - 2] & !UNCHANGED) as f64;
+            for (what, v) in [
+                ("CPU util", cpu_util),
+                ("task util", slept),
+                ("util_est", est),
+            ] {
+                assert!(
+                    (v - peak).abs() <= 4.0,
+                    "remote {remote}, stretch {k}: {what} {v}, closed form {peak:.1}"
+                );
+            }
+            assert_eq!(cpus[0].busy, 0, "the CPU is idle after the stretch");
+            last[remote as usize] = cpus[0].avg.util_avg;
+        }
+    }
+    assert_eq!(
+        last[0], last[1],
+        "the remote changes moved the CPU's signal"
+    );
+}
