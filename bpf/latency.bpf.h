@@ -335,10 +335,12 @@ static __noinline bool preempt_on_prev(const struct cadence_policy *pol, struct 
 
 /*
  * Whether the head of @dsq should preempt the task @cpu runs, by the
- * wake-up rule at @now. If run-to-parity alone holds it back, *@held_ns
- * is set to the rest of the running task's minimum slice.
+ * wake-up rule at @now, or because run-to-parity alone holds it back and it
+ * has waited longer than slice.max. If run-to-parity holds it back,
+ * *@held_ns is set to the rest of the running task's minimum slice.
  */
-static __always_inline bool head_preempts(u64 dsq, s32 cpu, u64 min_run_ns, u64 now, u64 *held_ns)
+static __always_inline bool head_preempts(u64 dsq, s32 cpu, const struct cadence_policy *pol,
+					  u64 now, u64 *held_ns)
 {
 	struct cadence_preempt_in in = {};
 	struct task_struct *head = __COMPAT_scx_bpf_dsq_peek(dsq);
@@ -350,7 +352,15 @@ static __always_inline bool head_preempts(u64 dsq, s32 cpu, u64 min_run_ns, u64 
 	hctx = lookup_task_ctx(head);
 	if (!hctx)
 		return false;
-	verdict = cadence_preempt_check(&in, hctx, cpu, min_run_ns, now);
+	verdict = cadence_preempt_check(&in, hctx, cpu, pol->slice_min_ns, now);
+	/*
+	 * Run-to-parity holds back no head that has waited a whole longest
+	 * slice: tasks that wake each other on this CPU begin a request at
+	 * every switch, and would hold it back for as long as they bounce.
+	 */
+	if (verdict == CADENCE_PREEMPT_PARITY &&
+	    (s64)(now - hctx->queued_at) > (s64)pol->slice_max_ns)
+		return true;
 	if (verdict == CADENCE_PREEMPT_PARITY)
 		*held_ns = parity_rest_ns(&in);
 	return verdict == CADENCE_PREEMPT_YES;
@@ -374,8 +384,8 @@ static __noinline bool waiting_preempts(const struct cadence_policy *pol, s32 cp
 	*held_ns = 0;
 	if (!pol->wakeup_preempt)
 		return false;
-	return head_preempts(cpu_dsq(cpu), cpu, pol->slice_min_ns, now, held_ns) ||
-	       head_preempts(llc_dsq(cpu_llc_id(cpu)), cpu, pol->slice_min_ns, now, held_ns);
+	return head_preempts(cpu_dsq(cpu), cpu, pol, now, held_ns) ||
+	       head_preempts(llc_dsq(cpu_llc_id(cpu)), cpu, pol, now, held_ns);
 }
 
 /*

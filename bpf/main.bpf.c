@@ -109,6 +109,23 @@ static __noinline void mark_sync_no_preempt(struct task_struct *p)
 		tctx->sync_no_preempt = true;
 }
 
+/*
+ * Whether the head of @cpu's LLC queue has waited longer than @wait_ns. A
+ * sync wake-up then joins @cpu's own queue, where dispatch() weighs it
+ * against that head (own_head_first()), not the local queue, which the
+ * kernel runs without asking dispatch(): a pair waking each other there
+ * keeps the CPU from dispatch() for as long as it bounces, and only a
+ * preemption that lands between a wake-up and the waker's sleep breaks the
+ * chain. Not inlined: select_cpu()'s stack, as mark_sync_wake().
+ */
+static __noinline bool llc_head_waited(s32 cpu, u64 wait_ns)
+{
+	struct task_struct *head = __COMPAT_scx_bpf_dsq_peek(llc_dsq(cpu_llc_id(cpu)));
+	struct task_ctx *hctx = head ? lookup_task_ctx(head) : NULL;
+
+	return hctx && (s64)(scx_bpf_now() - hctx->queued_at) > (s64)wait_ns;
+}
+
 s32 BPF_STRUCT_OPS(cadence_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags)
 {
 	const struct cadence_policy *pol;
@@ -126,12 +143,12 @@ s32 BPF_STRUCT_OPS(cadence_select_cpu, struct task_struct *p, s32 prev_cpu, u64 
 			return prev_cpu;
 		}
 		/*
-		 * A task waits for that CPU: join it in that CPU's own queue,
-		 * ordered by deadline (enqueue()), not ahead of it in the
-		 * local queue, where it would wait as long as the pair kept
-		 * the CPU.
+		 * A task waits for that CPU, or the LLC queue's head has waited
+		 * a whole slice: join that CPU's own queue, ordered by deadline
+		 * (enqueue()), not ahead of them in the local queue, where they
+		 * would wait as long as the pair kept the CPU.
 		 */
-		if (dsq_queued(cpu_dsq(cpu)))
+		if (dsq_queued(cpu_dsq(cpu)) || llc_head_waited(cpu, pol->slice_max_ns))
 			return mark_sync_wake(p) ? cpu : prev_cpu;
 		/* Behind the waker, which is about to sleep (latency.bpf.h). */
 		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, task_slice(pol, p, cpu), 0);

@@ -161,3 +161,41 @@ case_fair_yield_gives_the_cpu_away() {
 		fail "the hog got $ticks ticks, under 90% of EEVDF's $eevdf" || return 1
 	end_attached "$seq0"
 }
+
+# pingpong_worst_wait SECONDS: as many unpinned pipe ping-pong pairs as
+# CPUs (perf bench sched pipe, threads), and an unpinned task that sleeps
+# 50 ms 20 times a second for SECONDS; prints the task's longest wait after
+# a wake-up (run_delay, fair_wait.py), in ms.
+pingpong_worst_wait() {
+	local pairs=() n
+	for ((n = 0; n < $(nproc); n++)); do
+		timeout $(($1 + 30)) perf bench sched pipe -T -l 1000000000 >/dev/null 2>&1 &
+		pairs+=($!)
+	done
+	sleep 1
+	# shellcheck disable=SC2046 # one argument a sleep, split on purpose
+	python3 "$GUEST/fair_wait.py" $(yes 0.05 | head -n $(($1 * 20))) >"$VM_OUT/pingpong.waits"
+	kill "${pairs[@]}" 2>/dev/null
+	wait "${pairs[@]}" 2>/dev/null
+	awk '$5 > max { max = $5 } END { print max + 0 }' "$VM_OUT/pingpong.waits"
+}
+
+# Sync ping-pong pairs on every CPU must not shut out a third task: a
+# sync wake-up that runs the wakee on the waker's CPU at once keeps that
+# CPU from dispatch(), where the LLC queue's head would be taken, and a
+# pair that bounces for ever keeps it so. The unpinned sleeper's worst
+# wait stays within twice EEVDF's in the same boot, or 1 s if that is
+# more, with the scheduler attached and no stall in dmesg.
+case_pingpong_pairs_leave_room() {
+	local seconds=15 eevdf ours seq0 bound
+	eevdf=$(pingpong_worst_wait $seconds)
+	start_sched "$VM_OUT/pingpong.sched.log" || return 1
+	seq0=$(enable_seq)
+	ours=$(pingpong_worst_wait $seconds)
+	bound=$(awk -v e="$eevdf" 'BEGIN { b = 2 * e; print (b > 1000 ? b : 1000) }')
+	echo "worst wait of the sleeper beside $(nproc) pairs: EEVDF $eevdf ms, scx_cadence $ours ms (bound $bound ms)"
+	"$SCHED" stats -v | grep -o 'wake:[^|]*'
+	awk -v o="$ours" -v b="$bound" 'BEGIN { exit !(o <= b) }' ||
+		fail "the sleeper waited $ours ms, over $bound ms" || return 1
+	end_attached "$seq0"
+}
