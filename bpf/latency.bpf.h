@@ -400,6 +400,17 @@ static __noinline bool waiting_preempts(const struct cadence_policy *pol, s32 cp
 #define CADENCE_SYNC_MAX_WAITING 1
 
 /*
+ * Whether @p may run on the CPU this runs on, its waker's, and that CPU
+ * shares @prev's LLC: the CPU a sync wake-up would go to.
+ */
+static __always_inline bool waker_cpu_usable(const struct task_struct *p, s32 prev)
+{
+	s32 cpu = bpf_get_smp_processor_id();
+
+	return bpf_cpumask_test_cpu(cpu, p->cpus_ptr) && cpu_llc_id(cpu) == cpu_llc_id(prev);
+}
+
+/*
  * A sync wake-up's CPU, for a task that found no idle CPU: the waker's, if
  * the policy allows it, @p may run there, it shares @prev's LLC, nothing
  * waits in its local queue and at most CADENCE_SYNC_MAX_WAITING tasks in
@@ -416,7 +427,7 @@ static __always_inline s32 sync_wakeup_cpu(const struct cadence_policy *pol,
 	waker = (struct task_struct *)bpf_get_current_task_btf();
 	if (waker->flags & PF_EXITING)
 		return -1;
-	if (!bpf_cpumask_test_cpu(cpu, p->cpus_ptr) || cpu_llc_id(cpu) != cpu_llc_id(prev))
+	if (!waker_cpu_usable(p, prev))
 		return -1;
 	if (scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL) ||
 	    dsq_queued(cpu_dsq(cpu)) > CADENCE_SYNC_MAX_WAITING)

@@ -138,7 +138,9 @@ s32 BPF_STRUCT_OPS(cadence_select_cpu, struct task_struct *p, s32 prev_cpu, u64 
 	if (cpu < 0) {
 		cpu = sync_wakeup_cpu(pol, p, prev_cpu, wake_flags);
 		if (cpu < 0) {
-			if (pol->sync_wakeup && (wake_flags & SCX_WAKE_SYNC))
+			/* Its waker will free a CPU it may use: it preempts nobody. */
+			if (pol->sync_wakeup && (wake_flags & SCX_WAKE_SYNC) &&
+			    waker_cpu_usable(p, prev_cpu))
 				mark_sync_no_preempt(p);
 			return prev_cpu;
 		}
@@ -796,8 +798,13 @@ void BPF_STRUCT_OPS(cadence_running, struct task_struct *p)
 	run_record(cpu, p, tctx, now);
 	moves_running(&tctx->moves, cpu);
 	policy_snapshot(&pol);
-	/* Others wait for this CPU: its slice ends on time, not at a tick. */
-	slice_timer_start(&pol, cpu, now, p->scx.slice, now);
+	/*
+	 * Others wait for this CPU: its slice ends on time, not at a tick.
+	 * Not from another CPU (an attribute change of a running task): the
+	 * timer would fire there, timed by that CPU's clock.
+	 */
+	if (cpu == bpf_get_smp_processor_id())
+		slice_timer_start(&pol, cpu, now, p->scx.slice, now);
 	cu = util_running(p, tctx, cpu, now);
 	if (!cu)
 		return;
@@ -874,7 +881,7 @@ void BPF_STRUCT_OPS(cadence_tick, struct task_struct *p)
 	 * Others wait: end the slice once this task has had its share, or
 	 * once one of them should preempt it (latency.bpf.h).
 	 */
-	if (now - tctx->run_start >= task_slice(&pol, p, cpu)) {
+	if (ran_since(tctx->run_start, now) >= task_slice(&pol, p, cpu)) {
 		scx_bpf_task_set_slice(p, 0);
 		/* Used up, however long a slice it got: its next run begins a request. */
 		tctx->granted = 0;
