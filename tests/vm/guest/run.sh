@@ -5,7 +5,8 @@
 # $VM_OUT/NAME.log, and writes the tally to $VM_OUT/results. Cases that
 # already have a line in $VM_OUT/results (from an earlier boot whose VM died)
 # are not run again; the case under way is named in $VM_OUT/current.
-#   run.sh FILE... [-k PATTERN]   (PATTERN: run only cases whose name matches)
+#   run.sh FILE... [-k PATTERN]   (PATTERN: run only cases whose name matches
+#                                  it, an extended regular expression)
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 pattern=""
@@ -29,7 +30,7 @@ passed=$(grep -c '^ok ' "$VM_OUT/results")
 failed=$(grep -c '^FAIL ' "$VM_OUT/results")
 for f in "${files[@]}"; do
 	for name in $(bash -c ". '$f'; declare -F" | awk '$3 ~ /^case_/ { print $3 }'); do
-		[ -n "$pattern" ] && [[ $name != *$pattern* ]] && continue
+		[ -n "$pattern" ] && ! [[ $name =~ $pattern ]] && continue
 		grep -qE "^(ok|FAIL) $name(:|\$)" "$VM_OUT/results" && continue
 		echo "$name" >"$VM_OUT/current"
 		sync
