@@ -360,3 +360,76 @@ fn half_busy_cpu_reads_the_closed_form_peak() {
         "the remote changes moved the CPU's signal"
     );
 }
+
+/// util_est_update() keeps a task's estimate when it "did not get all the
+/// CPU time it wanted" (fair.c: dequeued + UTIL_EST_MARGIN < task_runnable,
+/// UTIL_EST_MARGIN = 1024 / 100): a task that ran 150 ms CPU-bound at
+/// start (an interpreter starting up) and then runs 8 PELT periods of 16
+/// sheds that start from its estimate when each wake-up runs at once, down
+/// to the closed-form peak (within the margin, where the EWMA stops); when each wake-up waits 1/3 of a period before
+/// it runs (2% of the cycle, 21 units of runnable_avg over util_avg), the
+/// samples are skipped once that gap has built up, and the estimate stays
+/// near the start's size (945 of 975). So the
+/// half-busy CPU's cpufreq util, which takes the running task's util_est,
+/// can read near saturation through no error of the CPU's signal: the VM's
+/// single host thread gives its wake-ups such waits.
+#[test]
+fn util_est_keeps_a_tasks_start_while_its_wake_ups_wait() {
+    let Some(glue) = Glue::load() else { return };
+    let p = PERIOD_NS;
+    let peak = pelt_closed_form_peak(8, 8);
+    let mut ests = Vec::new();
+    for wait in [0, p / 3] {
+        let cpus = [cpu(L, false, 1024), cpu(L, false, 1024)];
+        let start = L + 150_000_000;
+        let g = glue.run(
+            cpus,
+            new_task(),
+            &[
+                ev(L, RUNNABLE, 0, 0, 1),
+                ev(L, RUNNING, 0, 0, 0),
+                ev(start, STOPPING, 0, 0, 0),
+                ev(start, QUIESCENT, 0, 0, 1),
+                ev(start, IDLE, 0, 0, 1),
+            ],
+        );
+        let (mut cpus, mut task) = (g.cpus, g.task);
+        let first = g.util_est[3] & !UNCHANGED;
+        assert!(first > 950, "util_est after 150 ms of running: {first}");
+        for k in 0..40 {
+            let t = start + 8 * p + k * 16 * p;
+            let evs = [
+                ev(t, RUNNABLE, 0, 0, 1),
+                ev(t + wait, RUNNING, 0, 0, 0),
+                ev(t + 4 * p, TICK, 0, 0, 0),
+                ev(t + wait + 8 * p, STOPPING, 0, 0, 0),
+                ev(t + wait + 8 * p, QUIESCENT, 0, 0, 1),
+                ev(t + wait + 8 * p, IDLE, 0, 0, 1),
+            ];
+            let g = glue.run(cpus, task, &evs);
+            (cpus, task) = (g.cpus, g.task);
+        }
+        let est = task.avg.util_est & !UNCHANGED;
+        let gap = task.avg.runnable_avg as i64 - task.avg.util_avg as i64;
+        ests.push((est, gap, cpus[0].avg.util_avg));
+    }
+    let [(shed, gap0, cpu0), (kept, gap1, cpu1)] = ests[..] else {
+        unreachable!()
+    };
+    // The EWMA stops once within UTIL_EST_MARGIN of the sample.
+    assert!(
+        shed as f64 >= peak - 4.0 && (shed as f64) < peak + 10.0 + 4.0 && gap0 <= 1,
+        "waits of 0: util_est {shed}, runnable - util {gap0}, want {peak:.0} + <10"
+    );
+    assert!(
+        kept > 900 && gap1 > 10,
+        "waits of 1/3 period: util_est {kept}, runnable - util {gap1}"
+    );
+    // The CPU's own signal reads the duty cycle either way.
+    for c in [cpu0, cpu1] {
+        assert!(
+            (c as f64 - peak).abs() <= 20.0,
+            "CPU util {c}, closed form {peak:.0}"
+        );
+    }
+}
