@@ -70,6 +70,17 @@ def pelt_peak(run_ms, share):
     return 1024 * (1 - PELT_Y**run_ms) / (1 - PELT_Y**(run_ms / min(share, 0.999)))
 
 
+def task_view_row(pid):
+    """(util_avg, util_est, runnable_avg) of @pid in the scheduler's task
+    view (<pin dir>/tasks, bpf/task_view.bpf.h), or None."""
+    with open(f"{PIN_DIR}/tasks") as f:
+        for line in f:
+            cols = line.split()
+            if cols and cols[0] == str(pid):
+                return int(cols[2]), int(cols[3]), int(cols[4])
+    return None
+
+
 def cpu_busy(cpu):
     """@cpu's busy ns and idle entries from its line in /proc/schedstat
     (versions 15-17, kernel/sched/stats.c): rq_cpu_time (the 7th number),
@@ -108,11 +119,21 @@ for headroom in (125, 250):
     for cpu in (1, 2):
         exact, utils = 0, []
         ran0, (busy0, idles0), t0 = ran_ns(), cpu_busy(cpu), time.monotonic_ns()
+        cpu_avgs, lost, task_rows = [], None, []
         for _ in range(SAMPLES):
             dump = bpftool.dump(f"{PIN_DIR}/cpu_cpufreq")
             v = next(x["value"] for x in dump[0]["values"] if x["cpu"] == cpu)
             want = min(1024, v["util"] * headroom // 125)
             utils.append(v["util"])
+            # The CPU's own PELT signal beside the util the target saw
+            # (the larger of it and the running task's util_est), so that
+            # a high reading says which of the two it came from.
+            cu = next(x["value"] for x in bpftool.dump(f"{PIN_DIR}/cpu_util")[0]["values"]
+                      if x["cpu"] == cpu)
+            cpu_avgs.append(cu["avg"]["util_avg"])
+            lost = cu["clock"]["lost_idle_time"]
+            if cpu == 1:
+                task_rows.append(task_view_row(PART_TIME_PID))
             if v["target"] == want:
                 exact += 1
             else:
@@ -143,6 +164,10 @@ for headroom in (125, 250):
         if cpu == 1 and med < share * 1024 - SHARE_TOLERANCE:
             failures.append(f"the part-time task's CPU has median util {med}, "
                             f"below its busy share {share:.2f} x 1024")
+        if cpu == 1:
+            print(f"  cpu 1 samples (target util, CPU util_avg): "
+                  f"{list(zip(utils, cpu_avgs))}, lost_idle_time {lost}")
+            print(f"  the part-time task (util_avg, util_est, runnable_avg): {task_rows}")
         if cpu == 1 and peak < SATURATED_UTIL - SHARE_TOLERANCE and med >= SATURATED_UTIL:
             failures.append(f"the part-time task's CPU reads saturated ({med}) "
                             f"though it was busy {share:.2f} of the time in stretches "
