@@ -550,6 +550,8 @@ static __always_inline void keep_running(const struct cadence_policy *pol, struc
 	/* A new slice in full: a new request, whose minimum counts afresh. */
 	pctx->granted = slice_ns;
 	pctx->parity_ran = 0;
+	/* Kept since it yielded (nothing else could run here): that yield is spent. */
+	pctx->yielded = false;
 	pctx->deadline = task_deadline(prev, pctx, slice_ns);
 	run_record(cpu, prev, pctx, now);
 	slice_timer_start(pol, cpu, now, slice_ns, now);
