@@ -129,16 +129,14 @@ case_fair_nice19_progresses_under_200_hogs() {
 # yield_beside_hog SECONDS: a task calling sched_yield() in a loop and a
 # hog, both pinned to CPU 1; prints the hog's CPU ticks over SECONDS.
 yield_beside_hog() {
-	local yielder h t0 t1
+	local yielder h ticks
 	yielder=$(taskset -c 1 python3 -c 'import os
 while True: os.sched_yield()' >/dev/null 2>&1 & echo $!)
 	h=$(hog 1 0)
 	sleep 1
-	t0=$(cpu_ticks "$h")
-	sleep "$1"
-	t1=$(cpu_ticks "$h")
+	ticks=$(ticks_during "$h" "$1")
 	kill "$yielder" "$h"
-	echo $((t1 - t0))
+	echo "$ticks"
 }
 
 # sched_yield() gives the CPU away: a task yielding in a loop beside a hog

@@ -65,6 +65,14 @@ cpu_ticks() {
 	awk '{ print $14 + $15 }' "/proc/$1/stat"
 }
 
+# ticks_during PID SECONDS: the CPU ticks PID gets over the next SECONDS.
+ticks_during() {
+	local t0
+	t0=$(cpu_ticks "$1")
+	sleep "$2"
+	echo $(($(cpu_ticks "$1") - t0))
+}
+
 # kernel_complaints: lines of dmesg that mean the kernel was unhappy.
 kernel_complaints() {
 	dmesg | grep -E 'stall|BUG:|WARNING:' || true

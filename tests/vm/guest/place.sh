@@ -224,18 +224,16 @@ assert t["move_wake"] + t["move_requeue"] + t["move_queue"] == t["move_small"] +
 # hog started on CPU 0 and then allowed every CPU; prints the CPU ticks the
 # pinned hog got over SECONDS, from a second after the mover was let go.
 pinned_beside_mover() {
-	local pinned mover t0 t1
+	local pinned mover ticks
 	pinned=$(hog 0 19)
 	mover=$(hog 0 0)
 	sleep 1
 	taskset -pc "0-$(($(nproc) - 1))" "$mover" >/dev/null
 	sleep 1
-	t0=$(cpu_ticks "$pinned")
-	sleep "$1"
-	t1=$(cpu_ticks "$pinned")
+	ticks=$(ticks_during "$pinned" "$1")
 	echo "mover ran on CPU $(awk '{ print $39 }' "/proc/$mover/stat")" >&2
 	kill "$pinned" "$mover"
-	echo $((t1 - t0))
+	echo "$ticks"
 }
 
 # A CPU-bound task that shares a CPU with a task pinned there moves to an
