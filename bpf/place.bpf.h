@@ -549,6 +549,16 @@ static __always_inline void hold_release(struct task_ctx *tctx)
 	__sync_fetch_and_sub(&held_queued[cpu_index(tctx->held_cpu)], 1);
 }
 
+/* Whether the kernel's idle mask holds a CPU @p may run on. */
+static __always_inline bool idle_cpu_for(const struct task_struct *p)
+{
+	const struct cpumask *idle = scx_bpf_get_idle_cpumask();
+	bool any = bpf_cpumask_intersects(idle, p->cpus_ptr);
+
+	scx_bpf_put_idle_cpumask(idle);
+	return any;
+}
+
 /*
  * Whether the head of @cpu's own queue is a task that may run on @cpu
  * alone and has not slept for CADENCE_LASTING_NS: a pinned CPU-bound task,
@@ -581,15 +591,7 @@ static __noinline bool pinned_lasting_waits(s32 cpu)
  */
 static __always_inline bool make_room_for_pinned(const struct task_struct *p, s32 cpu)
 {
-	const struct cpumask *idle;
-	bool any;
-
-	if (task_pinned(p) || !pinned_lasting_waits(cpu))
-		return false;
-	idle = scx_bpf_get_idle_cpumask();
-	any = bpf_cpumask_intersects(idle, p->cpus_ptr);
-	scx_bpf_put_idle_cpumask(idle);
-	return any;
+	return !task_pinned(p) && pinned_lasting_waits(cpu) && idle_cpu_for(p);
 }
 
 /*
@@ -605,15 +607,8 @@ static __always_inline bool make_room_for_pinned(const struct task_struct *p, s3
 static __always_inline bool hold_rebalance(const struct cadence_policy *pol, struct task_struct *p,
 					   struct task_ctx *tctx, s32 cpu)
 {
-	const struct cpumask *idle;
-	u32 any;
-
-	if (!pol->place_hold || pol->place_order != CADENCE_ORDER_SMALL_CORE || task_pinned(p))
-		return false;
-	idle = scx_bpf_get_idle_cpumask();
-	any = bpf_cpumask_any_and_distribute(idle, p->cpus_ptr);
-	scx_bpf_put_idle_cpumask(idle);
-	if (any >= scx_bpf_nr_cpu_ids())
+	if (!pol->place_hold || pol->place_order != CADENCE_ORDER_SMALL_CORE || task_pinned(p) ||
+	    !idle_cpu_for(p))
 		return false;
 	return pick_small_core(pol, p, cpu, tctx, 0) >= 0;
 }
