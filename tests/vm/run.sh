@@ -2,10 +2,12 @@
 # Builds scx_cadence (release) and runs the VM test cases in two boots of the
 # sched_ext kernel (4 vCPUs; 8 vCPUs as 2 cores x 4 threads for placement).
 # Prints a line per case and, last, "vm: N passed, N failed".
-#   tests/vm/run.sh [--kernel VERSION] [-k PATTERN]
+#   tests/vm/run.sh [--kernel VERSION] [--quick] [-k PATTERN]
 #     --kernel VERSION  boot another kernel tests/vm/setup.sh fetched: 6.16,
 #                       the oldest the README names (default: Debian
-#                       unstable's, 7.x)
+#                       unstable's, 7.x); it runs the core set
+#     --quick           the quick set: the core set and one case per area,
+#                       the VM half of tests/run.sh's 20 minutes
 #     -k PATTERN        run only the cases whose name matches PATTERN
 # Output of each case is kept under tests/vm/out/<date>/<boot>/.
 set -euo pipefail
@@ -13,10 +15,14 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 CACHE=${SCX_CADENCE_CACHE:-$ROOT/.cache}
 kernel=""
-if [ "${1:-}" = --kernel ]; then
-	kernel=${2:?--kernel needs a VERSION}
-	shift 2
-fi
+quick=""
+while [ $# -gt 0 ]; do
+	case $1 in
+	--kernel) kernel=${2:?--kernel needs a VERSION} && shift 2 ;;
+	--quick) quick=1 && shift ;;
+	*) break ;;
+	esac
+done
 "$ROOT/tests/vm/setup.sh"
 # shellcheck source=/dev/null
 . "$CACHE/env"
@@ -66,21 +72,33 @@ run_boot() {
 
 FILTER=("$@")
 GUEST=$ROOT/tests/vm/guest
+# The core set, for another kernel: load and attach under load, exits and
+# hotplug; fairness, starvation, yield and ping-pong pairs; hot swap and a
+# refused policy; and (8 vCPUs) a movable task leaving a pinned one's CPU.
+core='load|mixed_load|sigint|kill9|hotplug|nice_ratio|fair_.*|pingpong_.*|policy_swap_storm|policy_invalid'
+core_place='place_pinned_hog_keeps_its_cpu'
+# The quick set adds one case per other area: wake-up preemption, the
+# cpufreq deadband and real util, injected invariance, the idle learner and
+# PM QoS; and (8 vCPUs) the small-core spread under churn.
+quick_more='wakeup_preempts_a_hog|cpufreq_injected_util_deadband|cpufreq_follows_real_util|util_inject_follows_invariance|idle_learns_from_a_state_file|idle_qos_limits_then_sigint_restores'
+quick_place='place_spread_holds_under_churn'
 # Case files, one per area; placement needs 8 vCPUs as 2 cores x 4 threads.
-if [ -z "$kernel" ]; then
-	run_boot main "--cpus 4" "$GUEST/base.sh" "$GUEST/fair.sh" "$GUEST/latency.sh" "$GUEST/policy.sh" "$GUEST/util.sh" "$GUEST/cpufreq.sh" "$GUEST/idle.sh" "$GUEST/idle_record.sh" "$GUEST/idle_ctl.sh" "$GUEST/idle_qos.sh"
+main_files=("$GUEST/base.sh" "$GUEST/fair.sh" "$GUEST/latency.sh" "$GUEST/policy.sh" "$GUEST/util.sh" "$GUEST/cpufreq.sh" "$GUEST/idle.sh" "$GUEST/idle_record.sh" "$GUEST/idle_ctl.sh" "$GUEST/idle_qos.sh")
+user=("${FILTER[@]}")
+if [ -n "$quick" ]; then
+	# Quoted for the guest's shell, which reads the command boot.sh writes.
+	FILTER=(-k "'^case_($core|$quick_more)\$'" "${user[@]}")
+	run_boot main "--cpus 4" "${main_files[@]}"
+	FILTER=(-k "'^case_($core_place|$quick_place)\$'" "${user[@]}")
+	run_boot place "--cpus 8 --smp 1,2,4" "$GUEST/place.sh"
+elif [ -n "$kernel" ]; then
+	# The rest runs on 7.x only, to keep CI within its time.
+	FILTER=(-k "'^case_($core)\$'" "${user[@]}")
+	run_boot main "--cpus 4" "$GUEST/base.sh" "$GUEST/fair.sh" "$GUEST/policy.sh"
+	FILTER=(-k "'^case_$core_place\$'" "${user[@]}")
 	run_boot place "--cpus 8 --smp 1,2,4" "$GUEST/place.sh"
 else
-	# The core set on another kernel: load and attach under load, exits
-	# and hotplug; fairness, starvation, yield and ping-pong pairs; hot
-	# swap and a refused policy; and a movable task leaving a pinned one's
-	# CPU. The rest runs on 7.x only, to keep CI within its time.
-	core='^case_(load|mixed_load|sigint|kill9|hotplug|nice_ratio|fair_.*|pingpong_.*|policy_swap_storm|policy_invalid)$'
-	user=("${FILTER[@]}")
-	# Quoted for the guest's shell, which reads the command boot.sh writes.
-	FILTER=(-k "'$core'" "${user[@]}")
-	run_boot main "--cpus 4" "$GUEST/base.sh" "$GUEST/fair.sh" "$GUEST/policy.sh"
-	FILTER=(-k place_pinned_hog "${user[@]}")
+	run_boot main "--cpus 4" "${main_files[@]}"
 	run_boot place "--cpus 8 --smp 1,2,4" "$GUEST/place.sh"
 fi
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs test cases inside the VM: every function named case_* in the given
 # files, each in its own shell with a time limit, one after the other.
-# Prints "ok NAME" or "FAIL NAME" per case, keeps each case's output in
+# Prints "ok NAME (Ns)" or "FAIL NAME: why (Ns)" per case, N its seconds in
+# the guest, keeps each case's output in
 # $VM_OUT/NAME.log, and writes the tally to $VM_OUT/results. Cases that
 # already have a line in $VM_OUT/results (from an earlier boot whose VM died)
 # are not run again; the case under way is named in $VM_OUT/current.
@@ -31,22 +32,24 @@ failed=$(grep -c '^FAIL ' "$VM_OUT/results")
 for f in "${files[@]}"; do
 	for name in $(bash -c ". '$f'; declare -F" | awk '$3 ~ /^case_/ { print $3 }'); do
 		[ -n "$pattern" ] && ! [[ $name =~ $pattern ]] && continue
-		grep -qE "^(ok|FAIL) $name(:|\$)" "$VM_OUT/results" && continue
+		grep -qE "^(ok|FAIL) $name( |:|\$)" "$VM_OUT/results" && continue
 		echo "$name" >"$VM_OUT/current"
 		sync
 		log=$VM_OUT/$name.log
+		start=$SECONDS
 		timeout -k 10 "$CASE_TIMEOUT" bash -c ". '$HERE/lib.sh'; . '$f'; set -u; $name" >"$log" 2>&1
 		rc=$?
 		# Leave no scheduler behind for the next case.
 		pkill -INT -x scx_cadence 2>/dev/null && sleep 2
 		pkill -KILL -x scx_cadence 2>/dev/null
+		took="($((SECONDS - start))s)"
 		if [ $rc -eq 0 ]; then
 			passed=$((passed + 1))
-			echo "ok $name" | tee -a "$VM_OUT/results"
+			echo "ok $name $took" | tee -a "$VM_OUT/results"
 		else
 			failed=$((failed + 1))
 			[ $rc -eq 124 ] && echo "FAIL: timed out after ${CASE_TIMEOUT}s" >>"$log"
-			echo "FAIL $name: $(grep -m1 '^FAIL' "$log" || tail -n 1 "$log")" | tee -a "$VM_OUT/results"
+			echo "FAIL $name: $(grep -m1 '^FAIL' "$log" || tail -n 1 "$log") $took" | tee -a "$VM_OUT/results"
 		fi
 	done
 done
