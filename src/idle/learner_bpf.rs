@@ -7,7 +7,7 @@ use std::mem::MaybeUninit;
 use anyhow::{Context, Result, bail};
 use libbpf_rs::skel::{OpenSkel, SkelBuilder};
 
-use super::reference::{Entry, Scores};
+use super::period::{Entry, Scores};
 use super::table::{StatesNs, Table};
 use crate::bpf_intf;
 
@@ -19,7 +19,7 @@ mod skel {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Period {
     pub duration_ns: u64,
-    /// Time to the next timer, reference::ENDLESS if not known.
+    /// Time to the next timer, KTIME_MAX (i64::MAX) if not known.
     pub sleep_length_ns: u64,
     /// The state the kernel entered, -1 if not known.
     pub kernel_state: i32,

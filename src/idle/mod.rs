@@ -6,7 +6,9 @@
 //!   `--idle-states FILE`, and printed by `scx_cadence idle-states`.
 //! - `attach`: the learner's programs and maps in the scheduler.
 //! - `table`: one CPU's learned table as Rust and JSON see it.
-//! - `reference`: the learner in plain Rust, for the host tests.
+//! - `reference` (tests only): the learner in plain Rust.
+//! - `period`: one idle period and the scores per source, as record and
+//!   replay see them.
 //! - `learner_bpf`: the BPF learner run outside the scheduler.
 //! - `table_file`, `manage`: `ctl idle save/load/reset`.
 //! - `qos`: per-CPU PM QoS resume-latency limits, saved and restored;
@@ -18,12 +20,12 @@ pub mod attach;
 pub mod cli;
 pub mod learner_bpf;
 pub mod manage;
+pub mod period;
 pub mod qos;
 pub mod qos_live;
 pub mod qos_rule;
 mod record;
-// Outside the tests, only its Scores and constants are used.
-#[cfg_attr(not(test), allow(dead_code))]
+#[cfg(test)]
 pub mod reference;
 mod replay;
 pub mod score_table;

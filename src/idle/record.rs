@@ -19,7 +19,7 @@ use anyhow::{Context, Result, bail};
 use libbpf_rs::{MapCore, MapFlags, MapHandle, RingBufferBuilder};
 use nix::fcntl::{Flock, FlockArg};
 
-use super::reference::Scores;
+use super::period::Scores;
 use super::score_table;
 use super::trace::{self, Record};
 use crate::bpf_intf::{self, as_bytes};

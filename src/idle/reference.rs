@@ -5,6 +5,7 @@
 //! ../shared/DESIGN.md states it, with the aging this project adds. The
 //! host tests hold the BPF code against it, bit for bit.
 
+pub use super::period::{BY_EXIT, BY_RESIDENCY, DIFFS, Entry, IDEALS, SOURCES, Scores};
 use super::table::{MAX, StatesNs, Table};
 
 /// teo.c's PULSE and DECAY_SHIFT.
@@ -14,6 +15,10 @@ const DECAY_SHIFT: u32 = 3;
 const RESIDENCY_THRESHOLD_NS: u64 = 15_000;
 /// KTIME_MAX: an unknown sleep length.
 pub const ENDLESS: u64 = i64::MAX as u64;
+/// The sources, in enum cadence_idle_source's order.
+pub const TEO: usize = 0;
+pub const WEIGHTED: usize = 1;
+pub const KERNEL: usize = 2;
 /// Seed 003: weights out of 10000, 6000 on a fresh row's diagonal.
 const SCALE: u32 = 10_000;
 const DIAG: u16 = 6_000;
@@ -30,37 +35,6 @@ pub struct Knobs {
     pub pick: Pick,
     pub learning_rate: u32,
     pub aging_interval: u32,
-}
-
-/// What was chosen when a period began.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Entry {
-    pub teo: u32,
-    pub weighted: u32,
-    pub kernel: i32,
-    pub rand: u32,
-    pub sleep_length_ns: u64,
-    pub sleep_length_used: bool,
-}
-
-/// Sources and ideals, as enum cadence_idle_source / cadence_idle_ideal.
-pub const SOURCES: usize = 3;
-pub const IDEALS: usize = 2;
-pub const DIFFS: usize = 2 * MAX - 1;
-pub const TEO: usize = 0;
-pub const WEIGHTED: usize = 1;
-pub const KERNEL: usize = 2;
-pub const BY_RESIDENCY: usize = 0;
-pub const BY_EXIT: usize = 1;
-
-/// Counts per source, ideal and chosen - ideal (+ MAX - 1).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Scores(pub [[[u64; DIFFS]; IDEALS]; SOURCES]);
-
-impl Default for Scores {
-    fn default() -> Self {
-        Scores([[[0; DIFFS]; IDEALS]; SOURCES])
-    }
 }
 
 /// A fresh table: empty bins, every row 6000 on the diagonal and 4000

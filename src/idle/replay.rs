@@ -11,7 +11,7 @@ use std::path::Path;
 use anyhow::{Context, Result, bail};
 
 use super::learner_bpf::BpfLearner;
-use super::reference::{IDEALS, Scores};
+use super::period::{IDEALS, Scores};
 use super::score_table::{self, Row};
 use super::states::{IdleStates, StatesSource};
 use super::table::StatesNs;

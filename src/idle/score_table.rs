@@ -6,7 +6,7 @@
 
 use std::fmt::Write;
 
-use super::reference::{DIFFS, Scores};
+use super::period::{DIFFS, Scores};
 use super::table::MAX;
 
 /// Row names, by enum cadence_idle_source.

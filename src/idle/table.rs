@@ -83,6 +83,7 @@ impl StatesNs {
         self.residency_ns.len()
     }
 
+    #[cfg(test)]
     pub fn enabled(&self, i: usize) -> bool {
         i < self.nr() && !self.disabled[i]
     }

@@ -20,7 +20,7 @@ use anyhow::{Result, bail};
 use serde::{Deserialize, Serialize};
 
 use super::learner_bpf::Period;
-use super::reference::{self, Scores};
+use super::period::{self, Scores};
 use super::score_table;
 use super::table::Table;
 use crate::bpf_intf;
@@ -49,7 +49,7 @@ pub struct PeriodRecord {
     /// bpf_ktime_get_ns() at idle entry.
     pub start_ns: u64,
     pub duration_ns: u64,
-    /// Time to the next timer as the governor asked, reference::ENDLESS
+    /// Time to the next timer as the governor asked, KTIME_MAX (i64::MAX)
     /// if nobody asked.
     pub sleep_length_ns: u64,
     /// The state the kernel entered (power:cpu_idle), -1 if not known.
@@ -125,8 +125,8 @@ pub fn counts(scores: &Scores) -> serde_json::Value {
         .enumerate()
         .map(|(src, name)| {
             let by = serde_json::json!({
-                "residency": row(&rows[reference::BY_RESIDENCY][src]),
-                "exit": row(&rows[reference::BY_EXIT][src]),
+                "residency": row(&rows[period::BY_RESIDENCY][src]),
+                "exit": row(&rows[period::BY_EXIT][src]),
             });
             (name.to_string(), by)
         });
@@ -203,6 +203,7 @@ pub fn parse(text: &str) -> Result<Trace> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::idle::reference;
 
     fn period(cpu: u32, start_ns: u64, duration_ns: u64) -> PeriodRecord {
         PeriodRecord {

@@ -7,7 +7,7 @@ use scx_stats_derive::Stats;
 use serde::{Deserialize, Serialize};
 
 use crate::bpf_intf;
-use crate::idle::reference::{DIFFS, IDEALS, SOURCES, Scores};
+use crate::idle::period::{DIFFS, IDEALS, SOURCES, Scores};
 
 /// The counters with their descriptions, in the order of the fields.
 pub const IDLE_COUNTERS: &[(&str, &str)] = &[
