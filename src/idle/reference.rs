@@ -5,7 +5,7 @@
 //! ../shared/DESIGN.md states it, with the aging this project adds. The
 //! host tests hold the BPF code against it, bit for bit.
 
-pub use super::period::{BY_EXIT, BY_RESIDENCY, DIFFS, Entry, IDEALS, SOURCES, Scores};
+pub use super::period::{BY_EXIT, BY_RESIDENCY, DIFFS, Entry, Scores};
 use super::table::{MAX, StatesNs, Table};
 
 /// teo.c's PULSE and DECAY_SHIFT.

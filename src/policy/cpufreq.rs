@@ -3,31 +3,9 @@
 //! says what each field does there).
 
 use anyhow::{Result, bail};
-use serde::{Deserialize, Serialize};
 
-use super::CpufreqMode;
+use super::{Cpufreq, CpufreqMode};
 use crate::freq::FreqTable;
-
-/// cpufreq targets and their deadband. Ranges are in schema.rs.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Cpufreq {
-    pub mode: CpufreqMode,
-    /// Total headroom over util, percent; 125 is schedutil's.
-    pub headroom_pct: u64,
-    /// The pcc-style floor: the minimum while util < fmin / freq_max.
-    pub floor: bool,
-    /// fmin for the floor, MHz; 0: from this machine's cpufreq.
-    pub min_mhz: u64,
-    /// Hysteresis, in cpuperf units of 1024.
-    pub band: u64,
-    /// Least time between two requests on a CPU.
-    pub interval_us: u64,
-    /// How long a lower target must hold before it is asked for.
-    pub down_hold_us: u64,
-    /// Emulate schedutil's iowait boost (comparisons only).
-    pub legacy_iowait_boost: bool,
-}
 
 /// Why the floor is off although the policy asks for it, if it is.
 pub enum FloorOff {

@@ -2,12 +2,13 @@
 //!
 //! A policy file may leave fields out; they take the `balanced` preset's
 //! value. Unknown keys, wrong types and values out of range are refused with
-//! a message naming the field, the value and what is allowed (schema.rs).
+//! a message naming the field, the value and what is allowed (fields.rs
+//! declares every field, schema.rs checks values).
 //! Three presets ship inside the binary (presets/).
 
 mod choices;
 mod cpufreq;
-mod idle;
+mod fields;
 mod live;
 mod markdown;
 mod schema;
@@ -16,72 +17,15 @@ mod to_bpf;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
-use serde::{Deserialize, Serialize};
-
 pub use choices::{Choice, CpufreqMode, IdlePredictor, IdleQos, PlaceOrder};
-pub use cpufreq::Cpufreq;
-pub use idle::Idle;
+pub use fields::{Cpufreq, FIELDS, Policy};
+#[cfg(test)]
+pub use fields::{Freq, Idle, Latency, Placement, Slice};
 pub use live::Live;
 pub use markdown::markdown;
-pub use schema::FIELDS;
 pub use to_bpf::fields as bpf_fields;
 
 use crate::freq::{FreqMax, FreqTable};
-
-/// Slice lengths and the sleeper-credit bound.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Slice {
-    pub max_us: u64,
-    pub min_us: u64,
-    pub lag_us: u64,
-}
-
-/// Where waking tasks go.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Placement {
-    pub idle_core_first: bool,
-    pub order: PlaceOrder,
-    /// Running tasks hold their CPU against short tasks (bpf/place.bpf.h).
-    pub hold: bool,
-    /// Idle threads more a core must have for a running task to move there.
-    pub move_margin: u32,
-}
-
-/// Wake-up latency: preemption and sync wake-ups (bpf/latency.bpf.h).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Latency {
-    /// A waking task with an earlier deadline preempts a running one.
-    pub wakeup_preempt: bool,
-    /// A sync wake-up may go to the waker's CPU.
-    pub sync_wakeup: bool,
-    /// While others wait, a timer ends a used-up slice no sooner than
-    /// this after its start (bpf/slice_timer.bpf.h); 0: the tick does.
-    pub slice_timer_us: u64,
-}
-
-/// Frequency: what a ratio of 1024 stands for.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Freq {
-    /// auto, Nc, base, max or MHz; which exist is checked against the
-    /// machine when the policy is put in force (to_bpf).
-    pub max: FreqMax,
-}
-
-/// Every tunable. Values are checked when parsed; a Policy is always valid.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Policy {
-    pub slice: Slice,
-    pub latency: Latency,
-    pub placement: Placement,
-    pub freq: Freq,
-    pub cpufreq: Cpufreq,
-    pub idle: Idle,
-}
 
 /// The presets that ship with the scheduler: (name, TOML text).
 pub const PRESETS: &[(&str, &str)] = &[
