@@ -120,23 +120,18 @@ case_fair_nice19_progresses_under_200_hogs() {
 	gap=$(echo "$out" | awk '{ print $6 }')
 	[ "$gap" -le $FAIR_PROGRESS_GAP_MS ] ||
 		fail "the nice-19 task went ${gap} ms without running (at most $FAIR_PROGRESS_GAP_MS)" || return 1
-	local bad
-	bad=$(kernel_complaints)
-	[ -z "$bad" ] || fail "dmesg: $(echo "$bad" | head -n 3)" || return 1
-	stop_sched
+	end_attached "$seq0"
 }
 
 # yield_beside_hog SECONDS: a task calling sched_yield() in a loop and a
 # hog, both pinned to CPU 1; prints the hog's CPU ticks over SECONDS.
 yield_beside_hog() {
-	local yielder h ticks
+	local yielder h
 	yielder=$(taskset -c 1 python3 -c 'import os
 while True: os.sched_yield()' >/dev/null 2>&1 & echo $!)
 	h=$(hog 1 0)
 	sleep 1
-	ticks=$(ticks_during "$h" "$1")
-	kill "$yielder" "$h"
-	echo "$ticks"
+	ticks_then_kill "$h" "$1" "$yielder"
 }
 
 # sched_yield() gives the CPU away: a task yielding in a loop beside a hog
@@ -147,17 +142,12 @@ while True: os.sched_yield()' >/dev/null 2>&1 & echo $!)
 # yielder was charged the few microseconds it ran and came back first by
 # deadline as often as the hog.
 case_fair_yield_gives_the_cpu_away() {
-	local seconds=10 eevdf ticks seq0
-	eevdf=$(yield_beside_hog $seconds)
-	start_sched "$VM_OUT/fair_yield.sched.log" || return 1
-	seq0=$(enable_seq)
-	ticks=$(yield_beside_hog $seconds)
-	echo "the hog beside a yielder got $ticks of $((seconds * 100)) ticks (EEVDF: $eevdf)"
-	[ $((ticks * 2)) -ge $((seconds * 100)) ] ||
-		fail "the hog got $ticks ticks of $((seconds * 100)): the yielder kept the CPU" || return 1
-	[ $((ticks * 10)) -ge $((eevdf * 9)) ] ||
-		fail "the hog got $ticks ticks, under 90% of EEVDF's $eevdf" || return 1
-	end_attached "$seq0"
+	local seconds=10
+	eevdf_then_ours "$VM_OUT/fair_yield.sched.log" yield_beside_hog $seconds || return 1
+	echo "the hog beside a yielder got $OURS_OUT of $((seconds * 100)) ticks (EEVDF: $EEVDF_OUT)"
+	[ $((OURS_OUT * 2)) -ge $((seconds * 100)) ] ||
+		fail "the hog got $OURS_OUT ticks of $((seconds * 100)): the yielder kept the CPU" || return 1
+	ours_at_least 90 "the hog" && end_attached "$OURS_SEQ"
 }
 
 # pingpong_worst_wait SECONDS: as many unpinned pipe ping-pong pairs as
@@ -185,15 +175,13 @@ pingpong_worst_wait() {
 # wait stays within twice EEVDF's in the same boot, or 1 s if that is
 # more, with the scheduler attached and no stall in dmesg.
 case_pingpong_pairs_leave_room() {
-	local seconds=15 eevdf ours seq0 bound
-	eevdf=$(pingpong_worst_wait $seconds)
-	start_sched "$VM_OUT/pingpong.sched.log" || return 1
-	seq0=$(enable_seq)
-	ours=$(pingpong_worst_wait $seconds)
+	local seconds=15 eevdf ours bound
+	eevdf_then_ours "$VM_OUT/pingpong.sched.log" pingpong_worst_wait $seconds || return 1
+	eevdf=$EEVDF_OUT ours=$OURS_OUT
 	bound=$(awk -v e="$eevdf" 'BEGIN { b = 2 * e; print (b > 1000 ? b : 1000) }')
 	echo "worst wait of the sleeper beside $(nproc) pairs: EEVDF $eevdf ms, scx_cadence $ours ms (bound $bound ms)"
 	"$SCHED" stats -v | grep -o 'wake:[^|]*'
 	awk -v o="$ours" -v b="$bound" 'BEGIN { exit !(o <= b) }' ||
 		fail "the sleeper waited $ours ms, over $bound ms" || return 1
-	end_attached "$seq0"
+	end_attached "$OURS_SEQ"
 }

@@ -73,6 +73,65 @@ ticks_during() {
 	echo $(($(cpu_ticks "$1") - t0))
 }
 
+# eevdf_then_ours LOG CMD...: runs CMD under EEVDF, then starts
+# scx_cadence (its output in LOG) and runs CMD again, for a case that holds
+# scx_cadence to what the kernel's default gives in the same boot. Sets
+# EEVDF_OUT and OURS_OUT to CMD's two outputs, and OURS_SEQ to the attach
+# sequence for end_attached().
+# shellcheck disable=SC2034 # the three are read by the cases
+eevdf_then_ours() {
+	local log=$1
+	shift
+	EEVDF_OUT=$("$@")
+	start_sched "$log" || return 1
+	OURS_SEQ=$(enable_seq)
+	OURS_OUT=$("$@")
+}
+
+# ours_at_least PCT WHAT: after eevdf_then_ours(), scx_cadence's count is
+# at least PCT% of EEVDF's; else the case fails, naming WHAT got it.
+ours_at_least() {
+	[ $((OURS_OUT * 100)) -ge $((EEVDF_OUT * $1)) ] ||
+		fail "$2 got $OURS_OUT ticks, under $1% of EEVDF's $EEVDF_OUT" || return 1
+}
+
+# ticks_then_kill PID SECONDS PID...: the CPU ticks PID gets over the next
+# SECONDS; then PID and the other PIDs are killed.
+ticks_then_kill() {
+	local pid=$1 seconds=$2 ticks
+	shift 2
+	ticks=$(ticks_during "$pid" "$seconds")
+	kill "$pid" "$@"
+	echo "$ticks"
+}
+
+# How long a bench run waits for a scheduler to attach: scx_lavd's
+# verification takes longer than 20 s under single-thread TCG.
+BENCH_ATTACH_S=120
+
+# bench_attach LOG WHAT CMD...: starts the scheduler CMD for a bench run,
+# its output in LOG, and waits for it to attach; sets BENCH_PID. If it does
+# not attach, it is killed, WHAT (the scheduler and round) is named on
+# stderr, and bench_attach fails.
+bench_attach() {
+	local log=$1 what=$2
+	shift 2
+	"$@" >"$log" 2>&1 &
+	BENCH_PID=$!
+	wait_state enabled "$BENCH_ATTACH_S" && return 0
+	echo "$what did not attach" >&2
+	kill -9 "$BENCH_PID"
+	return 1
+}
+
+# bench_detach WHAT: stops the scheduler bench_attach() started and waits
+# for the kernel to detach it.
+bench_detach() {
+	kill -INT "$BENCH_PID"
+	wait "$BENCH_PID"
+	wait_state disabled 20 || echo "$1 did not detach" >&2
+}
+
 # kernel_complaints: lines of dmesg that mean the kernel was unhappy.
 kernel_complaints() {
 	dmesg | grep -E 'stall|BUG:|WARNING:' || true

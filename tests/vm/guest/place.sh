@@ -224,16 +224,14 @@ assert t["move_wake"] + t["move_requeue"] + t["move_queue"] == t["move_small"] +
 # hog started on CPU 0 and then allowed every CPU; prints the CPU ticks the
 # pinned hog got over SECONDS, from a second after the mover was let go.
 pinned_beside_mover() {
-	local pinned mover ticks
+	local pinned mover
 	pinned=$(hog 0 19)
 	mover=$(hog 0 0)
 	sleep 1
 	taskset -pc "0-$(($(nproc) - 1))" "$mover" >/dev/null
 	sleep 1
-	ticks=$(ticks_during "$pinned" "$1")
-	echo "mover ran on CPU $(awk '{ print $39 }' "/proc/$mover/stat")" >&2
-	kill "$pinned" "$mover"
-	echo "$ticks"
+	echo "mover runs on CPU $(awk '{ print $39 }' "/proc/$mover/stat")" >&2
+	ticks_then_kill "$pinned" "$1" "$mover"
 }
 
 # A CPU-bound task that shares a CPU with a task pinned there moves to an
@@ -242,13 +240,8 @@ pinned_beside_mover() {
 # the same boot, with 7 CPUs idle beside it. When the unpinned hog stayed
 # (issue 47), the pinned one got its weight's share, 15/1039 of CPU 0.
 case_place_pinned_hog_keeps_its_cpu() {
-	local seconds=15 eevdf ours seq0
-	eevdf=$(pinned_beside_mover $seconds)
-	start_sched "$VM_OUT/place_pinned_hog.sched.log" || return 1
-	seq0=$(enable_seq)
-	ours=$(pinned_beside_mover $seconds)
-	echo "pinned nice-19 hog over $seconds s: $eevdf ticks under EEVDF, $ours under scx_cadence"
-	[ $((ours * 10)) -ge $((eevdf * 7)) ] ||
-		fail "the pinned hog got $ours ticks, under 70% of EEVDF's $eevdf" || return 1
-	end_attached "$seq0"
+	local seconds=15
+	eevdf_then_ours "$VM_OUT/place_pinned_hog.sched.log" pinned_beside_mover $seconds || return 1
+	echo "pinned nice-19 hog over $seconds s: $EEVDF_OUT ticks under EEVDF, $OURS_OUT under scx_cadence"
+	ours_at_least 70 "the pinned hog" && end_attached "$OURS_SEQ"
 }
