@@ -208,6 +208,16 @@ impl Hierarchy {
         }
     }
 
+    /// The big cores of LLC @llc, in the hierarchy's order (lowest CPU
+    /// first).
+    pub fn big_cores_of(&self, llc: usize) -> BTreeSet<usize> {
+        self.cpus
+            .values()
+            .filter(|p| p.llc == llc)
+            .map(|p| p.big)
+            .collect()
+    }
+
     /// The small cores inside big core @big.
     pub fn small_cores_of(&self, big: usize) -> Vec<usize> {
         let mut v: Vec<usize> = self

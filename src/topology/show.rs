@@ -28,13 +28,7 @@ pub fn render(h: &Hierarchy, source: &str) -> String {
             .collect();
         for llc in llcs {
             let _ = writeln!(out, "  LLC {llc}: CPUs {}", cpulist::format(&h.llc[llc]));
-            let bigs: BTreeSet<usize> = h
-                .cpus
-                .values()
-                .filter(|p| p.llc == llc)
-                .map(|p| p.big)
-                .collect();
-            for big in bigs {
+            for big in h.big_cores_of(llc) {
                 let smalls = h.small_cores_of(big);
                 let _ = writeln!(
                     out,

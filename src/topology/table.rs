@@ -41,14 +41,7 @@ pub fn build(h: &Hierarchy) -> Result<Box<bpf_intf::cadence_topo>> {
     let (mut nr_small, mut nr_big) = (0usize, 0usize);
     for llc in 0..h.llc.len() {
         t.llc_first_big[llc] = nr_big as u32;
-        // Big cores of this LLC, in the hierarchy's order (lowest CPU first).
-        let bigs: std::collections::BTreeSet<usize> = h
-            .cpus
-            .values()
-            .filter(|p| p.llc == llc)
-            .map(|p| p.big)
-            .collect();
-        for big in bigs {
+        for big in h.big_cores_of(llc) {
             t.big_llc[nr_big] = llc as u32;
             t.big_first_small[nr_big] = nr_small as u32;
             for small in h.small_cores_of(big) {
