@@ -36,14 +36,9 @@ for round in $(seq "$rounds"); do
 		sets=()
 		IFS=, read -ra assignments <<<"${spec#*=}"
 		for a in "${assignments[@]}"; do sets+=(--set "$a"); done
-		"$sched" --test-freq-inject 1000 --freq-max 1000 --set cpufreq.min_mhz=400 \
-			"${sets[@]}" >"$VM_OUT/$name.$round.log" 2>&1 &
-		pid=$!
-		wait_state enabled 20 || {
-			echo "$name did not attach in round $round" >&2
-			kill -9 $pid
+		bench_attach "$VM_OUT/$name.$round.log" "$name in round $round" "$sched" \
+			--test-freq-inject 1000 --freq-max 1000 --set cpufreq.min_mhz=400 "${sets[@]}" ||
 			continue
-		}
 		python3 "$VM_ROOT/bench/freq_model.py" $pin &
 		model=$!
 		sleep 1
@@ -58,9 +53,7 @@ for round in $(seq "$rounds"); do
 		echo "$round,$name,$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }'),$((i1 - i0)),$((d1 - d0)),$((h1 - h0)),$((o1 - o0)),$((r1 - r0))" >>"$csv"
 		echo "round $round: $name: $((i1 - i0)) requests" >&2
 		kill $model
-		kill -INT $pid
-		wait $pid
-		wait_state disabled 20 || echo "$name did not detach in round $round" >&2
+		bench_detach "$name in round $round"
 	done
 done
 echo "bench: done" >&2

@@ -98,15 +98,9 @@ for round in $(seq "$rounds"); do
 			cmd="$cmd --set latency.slice_timer_us=500"
 		pid=""
 		if [ "$name" != eevdf ]; then
-			$cmd >"$VM_OUT/$name.$round.log" 2>&1 &
-			pid=$!
-			# scx_lavd's verification takes longer than 20 s under
-			# single-thread TCG (it never attached in 20 s): 120 s.
-			wait_state enabled 120 || {
-				echo "$name did not attach in round $round" >&2
-				kill -9 $pid
-				continue
-			}
+			# shellcheck disable=SC2086 # a command line, split on spaces
+			bench_attach "$VM_OUT/$name.$round.log" "$name in round $round" $cmd || continue
+			pid=$BENCH_PID
 		fi
 		echo "round $round: $name" >&2
 
@@ -134,9 +128,7 @@ for round in $(seq "$rounds"); do
 
 		if [ -n "$pid" ]; then
 			bpf_cost
-			kill -INT $pid
-			wait $pid
-			wait_state disabled 20 || echo "$name did not detach in round $round" >&2
+			bench_detach "$name in round $round"
 		fi
 	done
 done

@@ -39,13 +39,9 @@ for round in $(seq "$rounds"); do
 			cmd="$cmd --idle-states $VM_ROOT/docs/idle-states/intel-skylake-sp.txt"
 		pid=""
 		if [ "$name" != eevdf ]; then
-			$cmd >"$VM_OUT/$name.$round.log" 2>&1 &
-			pid=$!
-			wait_state enabled 120 || {
-				echo "$name did not attach in round $round" >&2
-				kill -9 $pid
-				continue
-			}
+			# shellcheck disable=SC2086 # a command line, split on spaces
+			bench_attach "$VM_OUT/$name.$round.log" "$name in round $round" $cmd || continue
+			pid=$BENCH_PID
 		fi
 		echo "round $round: $name" >&2
 		programs "$VM_OUT/before"
@@ -55,11 +51,7 @@ for round in $(seq "$rounds"); do
 		programs "$VM_OUT/after"
 		python3 "$VM_ROOT/bench/pipe_cost.py" --delta "$VM_OUT/before" "$VM_OUT/after" |
 			sed "s/^/$round,$name,/; s/\$/,$t,$((s1 - s0)),$LOOPS/" >>"$csv"
-		if [ -n "$pid" ]; then
-			kill -INT $pid
-			wait $pid
-			wait_state disabled 20 || echo "$name did not detach in round $round" >&2
-		fi
+		[ -z "$pid" ] || bench_detach "$name in round $round"
 	done
 done
 echo "pipe_cost: done" >&2

@@ -31,13 +31,9 @@ for case in "interleaved 0,2,4,6/1,3,5,7 file" "natural 0-3/4-7 sysfs"; do
 		pid=""
 		if [ "$name" != eevdf ]; then
 			[ "$name" = scx_cadence ] && [ "$source" = file ] && cmd="$cmd --topology $topo"
-			$cmd >"$VM_OUT/$name.$cname.log" 2>&1 &
-			pid=$!
-			wait_state enabled 20 || {
-				echo "$name did not attach" >&2
-				kill -9 $pid
-				continue
-			}
+			# shellcheck disable=SC2086 # a command line, split on spaces
+			bench_attach "$VM_OUT/$name.$cname.log" "$name" $cmd || continue
+			pid=$BENCH_PID
 		fi
 		# Quiet, then with a process forking short commands CHURN_RATE
 		# times a second beside the CPU-bound tasks (issue 15).
@@ -48,11 +44,7 @@ for case in "interleaved 0,2,4,6/1,3,5,7 file" "natural 0-3/4-7 sysfs"; do
 				echo "$cname: $name, $n tasks, churn $churn/s" >&2
 			done
 		done
-		if [ -n "$pid" ]; then
-			kill -INT $pid
-			wait $pid
-			wait_state disabled 20 || echo "$name did not detach" >&2
-		fi
+		[ -z "$pid" ] || bench_detach "$name"
 	done
 done
 echo "bench: done" >&2
