@@ -31,7 +31,8 @@ use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
+use scx_utils::build_id;
 use scx_utils::libbpf_clap_opts::LibbpfOpts;
 use signal_hook::SigId;
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
@@ -258,7 +259,8 @@ pub enum IdleAction {
         #[clap(value_name = "FILE")]
         file: PathBuf,
     },
-    /// Make every online CPU's table fresh (seed 003's initial rows).
+    /// Make every online CPU's table fresh: empty bins, and every weight
+    /// row 60% on its own state.
     Reset,
 }
 
@@ -485,7 +487,14 @@ fn run(opts: Opts) -> Result<()> {
 
 fn main() -> ExitCode {
     // Usage errors: one line and exit code 2; --help and --version as usual.
-    let opts = match Opts::try_parse() {
+    // -V names the build as the scx schedulers do: version and target.
+    let version: &'static str =
+        Box::leak(build_id::full_version(env!("CARGO_PKG_VERSION")).into_boxed_str());
+    let parsed = Opts::command()
+        .version(version)
+        .try_get_matches()
+        .and_then(|m| Opts::from_arg_matches(&m));
+    let opts = match parsed {
         Ok(opts) => opts,
         Err(e) if !e.use_stderr() => e.exit(),
         Err(e) => {

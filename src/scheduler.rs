@@ -99,7 +99,7 @@ impl<'a> Scheduler<'a> {
         let llcs = LlcMap::from_hierarchy(&hier);
         info!(
             "{SCHEDULER_NAME} {}: {} CPUs in {} small cores, {} big cores, {} LLCs (from {source}), policy {} (generation {})",
-            env!("CARGO_PKG_VERSION"),
+            scx_utils::build_id::full_version(env!("CARGO_PKG_VERSION")),
             llcs.cpu_llc.len(),
             hier.small.len(),
             hier.big.len(),

@@ -24,8 +24,9 @@ pub enum Output {
 #[derive(Debug, Subcommand)]
 pub enum IdleAction {
     /// The running scheduler's idle-state predictions since it started,
-    /// scored as seed 003 scores them (Correct, US k too deep, OS k too
-    /// shallow), for teo, the weighted pick and the kernel's own choice.
+    /// scored against the state that would have been ideal (Correct, US k:
+    /// k states too deep, OS k: k states too shallow), for teo, the
+    /// weighted pick and the kernel's own choice.
     Stats {
         /// One table per CPU as well.
         #[clap(long)]
@@ -46,7 +47,8 @@ pub enum IdleAction {
         pin_dir: PathBuf,
     },
     /// Run a recorded trace through the BPF learner (no scheduler needed,
-    /// root is) and print seed 003's table for teo, weighted and an oracle.
+    /// root is) and print the score table (as `idle stats`) for teo,
+    /// weighted and an oracle.
     Replay {
         #[clap(value_name = "FILE")]
         file: PathBuf,
@@ -94,7 +96,7 @@ pub fn run(action: IdleAction) -> Result<()> {
     }
 }
 
-/// `idle stats`: seed 003's table of the machine's scores, and per CPU.
+/// `idle stats`: the score table of the machine, and per CPU.
 fn print_stats(m: &crate::stats::Metrics, per_cpu: bool) -> Result<()> {
     use super::score_table::render;
     let n = m.idle_nr_states as usize;

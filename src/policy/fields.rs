@@ -147,7 +147,7 @@ policy_fields! {
             "Frequency offered per unit of util, schedutil's own margin included: 125 is schedutil's 1.25",
             bpf cpufreq_headroom_pct = |v: u64| v as u32;
         floor: bool = Kind::Bool,
-            "pcc-style deadband: while util < fmin/freq_max, ask for the minimum (seed 004)";
+            "pcc-style deadband: while util < fmin/freq_max, ask for the minimum";
         // 0 defers to cpufreq; otherwise the same bounds as an explicit
         // freq_max (freq::MHZ_RANGE's ceiling).
         min_mhz: u64 = Kind::Int { min: 0, max: 10_000, unit: "MHz, 0 = cpuinfo_min_freq" },
@@ -175,16 +175,16 @@ policy_fields! {
     #[doc = "The idle-state learner (bpf/idle_learn.bpf.h) and how its predictions act."]
     idle => Idle {
         predictor: IdlePredictor = Kind::Choice { values: IdlePredictor::words },
-            "The idle-state prediction that acts: off (no learning), teo (mainline teo's bins), weighted (seed 003's matrix on teo's choice)",
+            "The idle-state prediction that acts: off (no learning), teo (mainline teo's bins), weighted (a learned weight matrix over teo's choice, docs/idle.md)",
             bpf idle_predictor = IdlePredictor::bpf;
         pick: IdlePick = Kind::Choice { values: IdlePick::words },
-            "How the weighted predictor reads its row: random (weighted, as seed 003) or heaviest (deterministic)",
+            "How the weighted predictor reads its row: random (a state drawn by its weight) or heaviest (deterministic)",
             bpf idle_pick = IdlePick::bpf;
         // Seed 003's LEARNING_RATE: a weight grows by rate% of itself while
         // below (100 - rate)%, shrinks while above rate%; at 50 the two
         // bounds meet and nothing can move.
         learning_rate: u64 = Kind::Int { min: 1, max: 49, unit: "percent of a weight" },
-            "Seed 003's learning rate: how far one idle period moves its row",
+            "The weighted predictor's learning rate: how far one idle period moves its row",
             bpf idle_learning_rate = |v: u64| v as u32;
         // 0: no aging, the seed as posted. 65535: the u16 row counter's
         // ceiling (bpf/intf_idle.h row_updates).
