@@ -1,18 +1,36 @@
-// Compiles bpf/ into the scheduler's skeleton (OUT_DIR/bpf_skel.rs), the
+// Compiles bpf/'s units and links them into the scheduler's object
+// (OUT_DIR/bpf.bpf.o) and skeleton (OUT_DIR/bpf_skel.rs), the
 // test-only PELT, cpufreq, placement and deadline programs and the idle learner's
 // replay program into OUT_DIR/*_test_skel.rs, and turns
 // bpf/intf.h into Rust bindings (OUT_DIR/bpf_intf.rs). scx_cargo ships the
 // sched_ext headers and vmlinux.h. It runs $BPF_CLANG (default `clang`),
-// which must be clang >= 16: on Debian 12, `export BPF_CLANG=clang-19`.
+// which must be clang >= 18 (scx_cargo compiles for BPF CPU v4): on Debian
+// 12, `export BPF_CLANG=clang-19`.
 const NO_CLANG: &str =
-    "no usable clang >= 16 for bpf/: install clang-19 and export BPF_CLANG=clang-19";
+    "no usable clang >= 18 for bpf/: install clang-19 and export BPF_CLANG=clang-19";
+
+/// The scheduler's units besides bpf/main.bpf.c, the callback table and
+/// scheduling core (bpf/cadence.bpf.h says what each holds).
+const SCHED_UNITS: &[&str] = &[
+    "bpf/policy.bpf.c",
+    "bpf/util.bpf.c",
+    "bpf/cpufreq.bpf.c",
+    "bpf/idle.bpf.c",
+    "bpf/task_view.bpf.c",
+];
 
 fn main() {
-    scx_cargo::BpfBuilder::new()
-        .expect(NO_CLANG)
+    // The scheduler: one unit per concern, compiled apart and linked into
+    // OUT_DIR/bpf.bpf.o (bpf/cadence.bpf.h declares what they share).
+    let mut sched = scx_cargo::BpfBuilder::new().expect(NO_CLANG);
+    sched
         .enable_intf("bpf/intf.h", "bpf_intf.rs")
-        .enable_skel("bpf/main.bpf.c", "bpf")
-        .build()
+        .enable_skel("bpf/main.bpf.c", "bpf");
+    for unit in SCHED_UNITS {
+        sched.add_source(unit);
+    }
+    sched
+        .compile_link_gen()
         .expect("building the BPF scheduler failed");
     // SEC("syscall") programs that run bpf/pelt.bpf.h for the host tests
     // (src/pelt/); they need no sched_ext, so they load on any host kernel.

@@ -224,118 +224,9 @@ static __always_inline void advance_frontier(u64 dsq, u64 vtime)
 /* No queue yet: a new task, whose vtime starts level with its first queue. */
 #define CADENCE_NO_QUEUE (~0ULL)
 
-struct task_ctx {
-	/* The task's virtual time, the source of truth for DSQ ordering. */
-	u64 vtime;
-	/* The DSQ whose frontier @vtime is relative to (CADENCE_NO_QUEUE). */
-	u64 queue;
-	/*
-	 * The queue whose clock's weight holds this task's weight, and the
-	 * weight it added: the task is runnable and counts in @queue, or
-	 * CADENCE_NO_QUEUE.
-	 */
-	u64 counted_in;
-	u32 counted_weight;
-	/* When the running task was last charged, ns (scx_bpf_now()). */
-	u64 charged_at;
-	/* When the current run (or slice refill) started, ns. */
-	u64 run_start;
-	/*
-	 * The slice it got at @run_start, ns: shortened when the tick times
-	 * its end (the slice timer), 0 once the tick ends it.
-	 */
-	u64 granted;
-	/*
-	 * What it ran of its current request before @run_start, in runs a
-	 * preemption cut short (parity_credit()): run-to-parity's count.
-	 */
-	u64 parity_ran;
-	/*
-	 * The virtual deadline (deadline.bpf.h) of the slice it is queued
-	 * with or runs: its key in every DSQ.
-	 */
-	u64 deadline;
-	/* Utilization (util.bpf.h). */
-	struct cadence_task_util util;
-	/* Where it last ran and how often it moved (migrate.bpf.h). */
-	struct cadence_task_moves moves;
-	/*
-	 * Woke from iowait and not yet run (cpufreq.bpf.h); recorded only
-	 * while the policy's legacy iowait boost is on.
-	 */
-	bool iowait_wake;
-	/*
-	 * Queued in a DSQ and not yet run: when it runs, the queue's frontier
-	 * follows its vtime (the frontier moves when work is taken).
-	 */
-	bool queued;
-	/*
-	 * Put back while it runs, it waits for its CPU (placement.hold): set
-	 * when it starts running, cleared by dispatch() when a lasting task
-	 * of like util displaces it (main.bpf.c, note_displaced()). Unless
-	 * its enqueue finds a move worth it (the hold's verdict), it queues
-	 * on that CPU to wait for it.
-	 */
-	bool stay_home;
-	/*
-	 * A CPU-bound task (place.bpf.h, hold_busy()) queued in @held_cpu's
-	 * own queue to hold that CPU (enqueue()'s hold path, hold_taken();
-	 * cleared when it leaves that queue, hold_release()): it went behind
-	 * the tasks waiting there (main.bpf.c, note_queued()).
-	 */
-	bool held;
-	s32 held_cpu;
-	/*
-	 * When it was last queued in a DSQ, ns (scx_bpf_now()), and its
-	 * deadline then in the frame of its CPU's LLC queue: @deadline moved
-	 * by the difference of the two frontiers, as rebase_vtime() moves a
-	 * vtime (the same for a task queued in the LLC queue). dispatch()
-	 * compares the heads of a CPU's two queues by it (deadline.bpf.h,
-	 * own_head_first()). Both restart at every queueing, a requeue for
-	 * an affinity or nice change too, unlike p->scx.runnable_at.
-	 */
-	u64 queued_at;
-	u64 llc_deadline;
-	/*
-	 * When it last woke, or was forked or met by the scheduler, ns
-	 * (scx_bpf_now()): it has been runnable, without a sleep, since
-	 * (runs_lasting()).
-	 */
-	u64 awake_since;
-	/*
-	 * select_cpu() sent this sync wake-up to the waker's CPU, where a
-	 * task already waits: enqueue() queues it in that CPU's own queue.
-	 */
-	bool sync_wake;
-	/*
-	 * select_cpu() found no CPU for this sync wake-up (latency.bpf.h):
-	 * its waker is about to free one, so enqueue() preempts nobody for
-	 * it. Cleared when the task runs.
-	 */
-	bool sync_no_preempt;
-	/*
-	 * It called sched_yield() while others waited for its CPU: dispatch()
-	 * does not keep it running ahead of them, as __pick_eevdf() picks no
-	 * ineligible curr (cadence_yield()). Cleared when it runs again.
-	 */
-	bool yielded;
-	/*
-	 * The lag it went to sleep with (deadline.bpf.h, lag_at_sleep()):
-	 * how far behind its queue's frontier its next wake-up may start it.
-	 */
-	u64 sleep_lag;
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct task_ctx);
-} task_ctxs SEC(".maps");
-
 /*
  * A task's weight for placement.hold (place.bpf.h, main.bpf.c): its PELT
- * util_avg (util.bpf.h), near 1024 for a CPU-bound task at freq_max, low
+ * util_avg (util.bpf.c), near 1024 for a CPU-bound task at freq_max, low
  * for a short or sleepy one. The hold compares tasks by it, never with a
  * fixed number, so a CPU-bound task at a low frequency still weighs as one.
  */
@@ -373,11 +264,6 @@ static __always_inline bool displaces_lightly(const struct task_ctx *light,
 					      const struct task_ctx *heavy, u64 now)
 {
 	return !runs_lasting(light->awake_since, now) || 2 * hold_util(light) < hold_util(heavy);
-}
-
-static __always_inline struct task_ctx *lookup_task_ctx(const struct task_struct *p)
-{
-	return bpf_task_storage_get(&task_ctxs, (struct task_struct *)p, 0, 0);
 }
 
 /* Take @tctx's weight out of the clock it counts in, if any. */

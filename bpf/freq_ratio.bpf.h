@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The frequency ratio of each CPU, 1024 = running at freq_max, for the
- * frequency-invariant PELT clock (util.bpf.h). Computed on every tick of
+ * frequency-invariant PELT clock (util.bpf.c). Computed on every tick of
  * the CPU, from the first source the loader found (enum
  * cadence_freq_source):
  *

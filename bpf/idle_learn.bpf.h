@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The idle-state learner, pure: no maps, no helpers, so that the scheduler
- * (idle.bpf.h, under the table's spin lock) and the replay program
+ * (idle.bpf.c, under the table's spin lock) and the replay program
  * (idle_test.bpf.c) run the same code.
  *
  * Two predictions are made as each idle period starts:
@@ -406,7 +406,7 @@ static __always_inline void idle_predict(struct cadence_idle_learned *t,
 }
 
 /*
- * After a period (idle.bpf.h learns at the next entry): both learn from
+ * After a period (idle.bpf.c learns at the next entry): both learn from
  * the period @e started, which lasted @duration_ns; the states it
  * justified go to @ideals (teo_learn()).
  */

@@ -47,7 +47,7 @@ enum cadence_consts {
 /*
  * The policy: every tunable the BPF side reads, as one value. The loader
  * validates it (src/policy/) before it ever reaches BPF; see
- * bpf/policy.bpf.h for how a callback gets a consistent copy.
+ * bpf/policy.bpf.c for how a callback gets a consistent copy.
  */
 struct cadence_policy {
 	/* Longest slice, for a CPU nobody else waits for (ns). */

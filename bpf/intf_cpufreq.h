@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * cpufreq performance targets: the types and constants shared by BPF
- * (cpufreq_target.bpf.h, cpufreq.bpf.h), the syscall test program
+ * (cpufreq_target.bpf.h, cpufreq.bpf.c), the syscall test program
  * (cpufreq_test.bpf.c) and the Rust loader, which sees them through bindgen
  * via intf.h. Plain C only.
  */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The idle-state learner's types (bpf/idle_learn.bpf.h, bpf/idle.bpf.h),
+ * The idle-state learner's types (bpf/idle_learn.bpf.h, bpf/idle.bpf.c),
  * shared with the loader through bindgen: included from intf.h.
  */
 #ifndef __CADENCE_INTF_IDLE_H
@@ -170,7 +170,7 @@ struct cadence_idle_cpu {
 	u64 entry_ns;
 	/*
 	 * The period that ended last, while it waits for the next entry to
-	 * learn from it (idle.bpf.h): its entry and exit times; @ended_ns 0
+	 * learn from it (idle.bpf.c): its entry and exit times; @ended_ns 0
 	 * when none waits.
 	 */
 	u64 ended_start_ns;

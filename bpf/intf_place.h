@@ -80,7 +80,7 @@ struct cadence_topo {
 	u32 llc_nr_big[CADENCE_MAX_LLCS];
 	/*
 	 * Live, not the loader's: each CPU's idle state's exit latency (ns),
-	 * written by the idle tracepoint (bpf/idle.bpf.h) at entry while
+	 * written by the idle tracepoint (bpf/idle.bpf.c) at entry while
 	 * idle.place is on, 0 at exit. The kernel's state where its indices
 	 * are ours, else the learner's acting prediction. The loader writes
 	 * zeroes before attach.

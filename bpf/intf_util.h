@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Utilization tracking (PELT) and CPU frequency: the types and constants
- * shared by BPF (pelt.bpf.h, freq_ratio.bpf.h, util.bpf.h), the syscall test
+ * shared by BPF (pelt.bpf.h, freq_ratio.bpf.h, util.bpf.c), the syscall test
  * programs (pelt_test.bpf.c) and the Rust loader, which sees them through
  * bindgen via intf.h. Plain C only.
  */

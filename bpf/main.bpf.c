@@ -34,12 +34,12 @@
  * online or offline ends the scheduler with SCX_ECODE_ACT_RESTART; the
  * loader then re-reads the topology and attaches again.
  *
- * Utilization (util.bpf.h, pelt.bpf.h, freq_ratio.bpf.h). Every CPU and task
+ * Utilization (util.bpf.c, pelt.bpf.h, freq_ratio.bpf.h). Every CPU and task
  * carries the kernel's PELT util_avg, made frequency-invariant with a
  * per-CPU ratio that ops.tick() reads from APERF/MPERF (or the kernel's
  * cpuperf); update_idle() tells each CPU's PELT clock when it idles.
  *
- * cpufreq hints (cpufreq.bpf.h, cpufreq_target.bpf.h). ops.running() and
+ * cpufreq hints (cpufreq.bpf.c, cpufreq_target.bpf.h). ops.running() and
  * ops.tick() turn the local CPU's invariant util into a cpufreq target with
  * the policy's headroom, pass it through the deadband (floor, hysteresis,
  * down hold, rate limit) and hand what survives to scx_bpf_cpuperf_set().
@@ -47,18 +47,16 @@
  * iowait is no input, unless the policy's legacy switch emulates
  * schedutil's boost for comparison.
  *
- * Policy (policy.bpf.h). Every tunable lives in one policy map that the
+ * Policy (policy.bpf.c). Every tunable lives in one policy map that the
  * loader can replace while the scheduler runs; each callback works with one
  * snapshot of it, never a mix of two.
  *
- * This file holds only the struct_ops callbacks and the glue between the
- * concern headers included below.
+ * This unit holds the struct_ops callbacks and the scheduling core, one
+ * concern per header included below; policy, utilization, cpufreq, the
+ * idle learner and the task view are units of their own, linked with this
+ * one (cadence.bpf.h).
  */
-#include <scx/common.bpf.h>
-
-#include "intf.h"
-#include "stats.bpf.h"
-#include "policy.bpf.h"
+#include "cadence.bpf.h"
 #include "weight.bpf.h"
 #include "topo.bpf.h"
 #include "deadline.bpf.h"
@@ -71,11 +69,6 @@
 #include "place.bpf.h"
 #include "migrate.bpf.h"
 #include "pelt.bpf.h"
-#include "freq_ratio.bpf.h"
-#include "util.bpf.h"
-#include "cpufreq.bpf.h"
-#include "idle.bpf.h"
-#include "task_view.bpf.h"
 
 char _license[] SEC("license") = "GPL";
 
@@ -1044,10 +1037,7 @@ void BPF_STRUCT_OPS(cadence_dump, struct scx_dump_ctx *dctx)
 void BPF_STRUCT_OPS(cadence_dump_cpu, struct scx_dump_ctx *dctx, s32 cpu, bool idle)
 {
 	s32 queued = scx_bpf_dsq_nr_queued(cpu_dsq(cpu));
-	struct cadence_cpu_util *cu;
-	struct cadence_cpu_cpufreq *pc;
 	struct cadence_policy pol;
-	u32 zero = 0;
 	u64 gen;
 
 	if (idle && queued <= 0)
@@ -1057,14 +1047,8 @@ void BPF_STRUCT_OPS(cadence_dump_cpu, struct scx_dump_ctx *dctx, s32 cpu, bool i
 	scx_bpf_dump(
 		"scx_cadence: cpu %d llc=%u own_queued=%d own_frontier=%llu slice_now=%lluns\n",
 		cpu, cpu_llc_id(cpu), queued, frontier(cpu_dsq(cpu)), cpu_slice(&pol, cpu));
-	cu = bpf_map_lookup_percpu_elem(&cpu_util, &zero, cpu);
-	if (cu)
-		scx_bpf_dump("  util_avg=%llu freq_scale=%u source=%u cap=%u\n", cu->avg.util_avg,
-			     cu->freq_scale, cu->freq_source, cu->cpu_cap);
-	pc = bpf_map_lookup_percpu_elem(&cpu_cpufreq, &zero, cpu);
-	if (pc)
-		scx_bpf_dump("  cpufreq target=%u util=%u issued=%llu boost=%u\n", pc->target,
-			     pc->util, pc->issued, pc->boost);
+	util_dump_cpu(cpu);
+	cpufreq_dump_cpu(cpu);
 }
 
 void BPF_STRUCT_OPS(cadence_dump_task, struct scx_dump_ctx *dctx, struct task_struct *p)

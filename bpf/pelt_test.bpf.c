@@ -8,11 +8,11 @@
  *
  * The model is one CPU and one task (enum cadence_pelt_state). Each step
  * lets time pass in the current state, updates the clock and both signals
- * the way the scheduler does at a callback (util.bpf.h), then applies the
+ * the way the scheduler does at a callback (util.bpf.c), then applies the
  * step's transition.
  *
  * glue_run replays callbacks on two CPUs through util_glue.bpf.h, the
- * bookkeeping the scheduler's callbacks do (util.bpf.h), remote ones
+ * bookkeeping the scheduler's callbacks do (util.bpf.c), remote ones
  * included.
  */
 /*

@@ -48,7 +48,7 @@ struct {
  * latency, 0 when it wakes. Written only when it changes, so that CPUs
  * that share the cache line are not disturbed for nothing.
  */
-static __always_inline void place_note_idle_exit(u32 cpu, u64 exit_ns)
+__hidden void place_note_idle_exit(u32 cpu, u64 exit_ns)
 {
 	struct cadence_topo *t;
 	u32 zero = 0, v = exit_ns > 0xffffffffULL ? 0xffffffff : (u32)exit_ns;

@@ -11,7 +11,7 @@ struct {
 	__type(key, u32);
 	__type(value, struct cadence_cpu_stats);
 	__uint(max_entries, 1);
-} cpu_stats SEC(".maps");
+} cpu_stats SEC(".maps") __weak;
 
 static __always_inline struct cadence_cpu_stats *this_cpu_stats(void)
 {

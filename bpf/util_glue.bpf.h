@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * What each callback does to the PELT clocks and signals (util.bpf.h), as
+ * What each callback does to the PELT clocks and signals (util.bpf.c), as
  * pure functions of the CPU's and the task's util state: no maps, no
- * kfuncs. util.bpf.h looks the state up and reads the clocks; the syscall
+ * kfuncs. util.bpf.c looks the state up and reads the clocks; the syscall
  * test program pelt_test.bpf.c runs this very code on the host, with two
  * CPUs and remote callbacks (src/pelt/glue_tests.rs).
  *

@@ -1,5 +1,5 @@
 //! The idle learner inside the scheduler: which of its programs load and
-//! the states it learns for (bpf/idle.bpf.h). The programs that load are
+//! the states it learns for (bpf/idle.bpf.c). The programs that load are
 //! attached with the rest by scx_ops_attach!, which attaches every program
 //! of the skeleton: attaching them here as well would run each twice.
 

@@ -4,7 +4,7 @@
 //! (BPF_F_LOCK), as the CPU itself reads and writes it, so no reader ever
 //! sees half a table. Every write adds 1 to the entry's generation: a CPU
 //! that is learning from a copy taken before it does not write that copy
-//! back (idle_learn_ended() in bpf/idle.bpf.h). Only the loader changes the
+//! back (idle_learn_ended() in bpf/idle.bpf.c). Only the loader changes the
 //! generation, and the loader's requests are served one at a time, so the
 //! generation read before a write is still the entry's when it is written.
 //! The CPUs switch one after the other, each at its own instant; the

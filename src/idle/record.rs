@@ -1,5 +1,5 @@
 //! `scx_cadence idle record`: a client of the running scheduler through its
-//! pinned maps (bpf/idle.bpf.h). It makes `idle_ctl.record_gen` odd; each
+//! pinned maps (bpf/idle.bpf.c). It makes `idle_ctl.record_gen` odd; each
 //! CPU, at its next idle entry, joins by writing its table to the
 //! `idle_trace` ring buffer and zeroing its `record_scores`, then writes
 //! every period it scores. After the time asked, record_gen goes even
@@ -24,7 +24,7 @@ use super::score_table;
 use super::trace::{self, Record};
 use crate::bpf_intf::{self, as_bytes};
 
-/// How long the ring buffer is waited on at a time (bpf/idle.bpf.h sizes
+/// How long the ring buffer is waited on at a time (bpf/idle.bpf.c sizes
 /// idle_trace for over a second of a busy machine between two reads).
 const POLL: Duration = Duration::from_millis(100);
 /// After record_gen goes even, how long an idle entry that read it odd

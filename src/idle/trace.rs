@@ -1,6 +1,6 @@
 //! The idle trace that `idle record` writes and `idle replay` reads: JSON
 //! lines, one record a line, as the `idle_trace` ring buffer gives them
-//! (bpf/idle.bpf.h, struct cadence_idle_table_event and
+//! (bpf/idle.bpf.c, struct cadence_idle_table_event and
 //! cadence_idle_period):
 //!
 //! ```text

@@ -1,7 +1,7 @@
 //! The policy in force and its generation, and how a change reaches BPF:
 //! the whole `policy` slot is written under its spin lock (BPF_F_LOCK), then
 //! `policy_state.generation` is bumped, which makes every CPU refresh its
-//! copy (bpf/policy.bpf.h). A change that cannot be checked or written
+//! copy (bpf/policy.bpf.c). A change that cannot be checked or written
 //! leaves the previous policy in force.
 
 use anyhow::{Context, Result};

@@ -72,7 +72,7 @@ def pelt_peak(run_ms, share):
 
 def task_view_row(pid):
     """(util_avg, util_est, runnable_avg) of @pid in the scheduler's task
-    view (<pin dir>/tasks, bpf/task_view.bpf.h), or None."""
+    view (<pin dir>/tasks, bpf/task_view.bpf.c), or None."""
     with open(f"{PIN_DIR}/tasks") as f:
         for line in f:
             cols = line.split()
@@ -87,7 +87,7 @@ def cpu_busy(cpu):
     which sched_info_switch() adds to at every switch away from a task but
     the idle task, and sched_goidle (the 4th), counted when the idle task
     is picked, with kernel.sched_schedstats on. Busy counts tasks of every
-    class; scx_cadence's CPU util counts its own tasks (bpf/util.bpf.h),
+    class; scx_cadence's CPU util counts its own tasks (bpf/util.bpf.c),
     which here are all but the stopper's and RT kthreads' few runs.
     rq_cpu_time is clock time, as sum_exec_runtime is; /proc/stat's busy
     columns are counted in ticks, and under TCG with the host busy they

@@ -17,8 +17,8 @@
  * iowait. Nothing here reads p->in_iowait unless the policy's
  * legacy_iowait_boost switch is on; it exists for comparisons only.
  */
-#ifndef __CADENCE_CPUFREQ_BPF_H
-#define __CADENCE_CPUFREQ_BPF_H
+#include "cadence.bpf.h"
+#include "pelt.bpf.h"
 
 #include "cpufreq_target.bpf.h"
 
@@ -79,8 +79,8 @@ static __always_inline u32 cpufreq_util(const struct cadence_cpu_util *cu, struc
 }
 
 /* ops.runnable(): remember an iowait wake-up, for the legacy boost only. */
-static __always_inline void cpufreq_runnable(struct task_struct *task, struct task_ctx *tctx,
-					     const struct cadence_policy *pol, u64 enq_flags)
+__hidden void cpufreq_runnable(struct task_struct *task, struct task_ctx *tctx,
+			       const struct cadence_policy *pol, u64 enq_flags)
 {
 	/* (Not named p: BPF_CORE_READ_BITFIELD() declares a local p.) */
 	if (pol->cpufreq_iowait_boost && (enq_flags & SCX_ENQ_WAKEUP))
@@ -88,19 +88,17 @@ static __always_inline void cpufreq_runnable(struct task_struct *task, struct ta
 }
 
 /*
- * Re-evaluate this CPU's target after its util was brought to @now
- * (@cu); @p runs here. @iowait: @p just woke from iowait (running()).
+ * cpufreq_update() (cadence.bpf.h) on @p's own CPU: re-evaluate this CPU's
+ * target after its util was brought to @now (@cu). @iowait: the running
+ * task just woke from iowait (running()).
  */
-static __always_inline void cpufreq_update(struct task_struct *p, struct task_ctx *tctx,
-					   const struct cadence_cpu_util *cu,
-					   const struct cadence_policy *pol, bool iowait, u64 now)
+__hidden void cpufreq_update_here(struct task_ctx *tctx, const struct cadence_cpu_util *cu,
+				  const struct cadence_policy *pol, bool iowait, u64 now)
 {
 	s32 cpu = bpf_get_smp_processor_id();
 	struct cadence_cpu_cpufreq *pc;
 	u32 zero = 0, target;
 
-	if (scx_bpf_task_cpu(p) != cpu)
-		return;
 	pc = bpf_map_lookup_elem(&cpu_cpufreq, &zero);
 	if (!pc)
 		return;
@@ -118,7 +116,7 @@ static __always_inline void cpufreq_update(struct task_struct *p, struct task_ct
  * ops.update_idle(idle = true): this CPU goes idle and asks for its floor
  * (cpufreq_idle()). update_idle() runs on the CPU with its rq locked.
  */
-static __always_inline void cpufreq_going_idle(s32 cpu, const struct cadence_policy *pol)
+__hidden void cpufreq_going_idle(s32 cpu, const struct cadence_policy *pol)
 {
 	struct cadence_cpu_cpufreq *pc;
 	u32 zero = 0;
@@ -132,4 +130,14 @@ static __always_inline void cpufreq_going_idle(s32 cpu, const struct cadence_pol
 			    pc->target > CADENCE_CPUFREQ_MAX ? CADENCE_CPUFREQ_MAX : pc->target);
 }
 
-#endif /* __CADENCE_CPUFREQ_BPF_H */
+/* ops.dump_cpu(): @cpu's cpufreq state. */
+__hidden void cpufreq_dump_cpu(s32 cpu)
+{
+	struct cadence_cpu_cpufreq *pc;
+	u32 zero = 0;
+
+	pc = bpf_map_lookup_percpu_elem(&cpu_cpufreq, &zero, cpu);
+	if (pc)
+		scx_bpf_dump("  cpufreq target=%u util=%u issued=%llu boost=%u\n", pc->target,
+			     pc->util, pc->issued, pc->boost);
+}

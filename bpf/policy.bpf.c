@@ -19,8 +19,7 @@
  * always whole. Every callback therefore works with one generation from
  * start to end.
  */
-#ifndef __CADENCE_POLICY_BPF_H
-#define __CADENCE_POLICY_BPF_H
+#include "cadence.bpf.h"
 
 /*
  * Overtaken snapshots before falling back to the lock. A refresh needs a
@@ -51,7 +50,7 @@ struct {
 } policy_cpu SEC(".maps");
 
 /* Copy the slot into @out under its lock; false if the maps are missing. */
-static __always_inline bool policy_copy_locked(struct cadence_policy *out, u64 *gen)
+__hidden bool policy_copy_locked(struct cadence_policy *out, u64 *gen)
 {
 	u32 zero = 0;
 	struct cadence_policy_slot *slot = bpf_map_lookup_elem(&policy, &zero);
@@ -99,7 +98,7 @@ static __always_inline struct cadence_policy_cpu *policy_refresh(void)
  * Fill @out with the policy in force: one whole generation. Ends the
  * scheduler if the loader never wrote one (it does so before attaching).
  */
-static __always_inline void policy_snapshot(struct cadence_policy *out)
+__hidden void policy_snapshot(struct cadence_policy *out)
 {
 	struct cadence_policy_cpu *c = policy_refresh();
 	u64 seq, gen = 0;
@@ -125,21 +124,6 @@ check:
 	}
 }
 
-/*
- * The callbacks whose snapshot lives in a per-CPU map instead of on their
- * stack: those whose deepest call chain runs down the placement search
- * (pick_small_core()), where the verifier counts every frame of the chain
- * against 512 bytes. Each has its own slot: on one CPU a callback never
- * runs nested in itself (the kernel calls it with the rq or pi lock held
- * and interrupts off), so a slot is never rewritten while in use.
- */
-enum cadence_policy_slot_user {
-	CADENCE_POL_SELECT_CPU,
-	CADENCE_POL_ENQUEUE,
-	CADENCE_POL_DISPATCH,
-	CADENCE_POL_SLOTS,
-};
-
 struct policy_slots {
 	struct cadence_policy slot[CADENCE_POL_SLOTS];
 };
@@ -155,7 +139,7 @@ struct {
  * policy_snapshot() into @who's slot on this CPU; NULL (and the scheduler
  * ended) only if the map is missing.
  */
-static __always_inline const struct cadence_policy *policy_snapshot_slot(u32 who)
+__hidden const struct cadence_policy *policy_snapshot_slot(u32 who)
 {
 	struct policy_slots *s;
 	u32 zero = 0;
@@ -168,5 +152,3 @@ static __always_inline const struct cadence_policy *policy_snapshot_slot(u32 who
 	policy_snapshot(&s->slot[who]);
 	return &s->slot[who];
 }
-
-#endif /* __CADENCE_POLICY_BPF_H */

@@ -34,8 +34,7 @@
  * the next entry: teo's sleep length. Without a cpuidle driver nobody asks,
  * and the sleep length counts as endless, as teo counts an unknown one.
  */
-#ifndef __CADENCE_IDLE_BPF_H
-#define __CADENCE_IDLE_BPF_H
+#include "cadence.bpf.h"
 
 #include "idle_learn.bpf.h"
 
@@ -322,5 +321,3 @@ int BPF_PROG(cadence_sleep_length, ktime_t *delta_next, ktime_t ret)
 	}
 	return 0;
 }
-
-#endif /* __CADENCE_IDLE_BPF_H */

@@ -36,8 +36,10 @@
  * - A new task starts at 0, where the kernel gives it half the CPU's spare
  *   capacity (post_init_entity_util_avg()).
  */
-#ifndef __CADENCE_UTIL_BPF_H
-#define __CADENCE_UTIL_BPF_H
+#include "cadence.bpf.h"
+#include "weight.bpf.h"
+#include "pelt.bpf.h"
+#include "freq_ratio.bpf.h"
 
 #include "util_glue.bpf.h"
 
@@ -67,7 +69,7 @@ static __always_inline struct cadence_cpu_util *this_cpu_util(s32 cpu)
 }
 
 /* ops.runnable(): the task was enqueued; note a wake-up, for ops.running(). */
-static __always_inline void util_runnable(struct task_ctx *tctx, u64 now, u64 enq_flags)
+__hidden void util_runnable(struct task_ctx *tctx, u64 now, u64 enq_flags)
 {
 	util_glue_runnable(&tctx->util, now, enq_flags & SCX_ENQ_WAKEUP);
 }
@@ -76,8 +78,8 @@ static __always_inline void util_runnable(struct task_ctx *tctx, u64 now, u64 en
  * ops.running(): the CPU was idle or ran another task; @p waited or slept.
  * Returns this CPU's util state, brought to @now (NULL if missing).
  */
-static __always_inline struct cadence_cpu_util *
-util_running(struct task_struct *p, struct task_ctx *tctx, s32 cpu, u64 now)
+__hidden struct cadence_cpu_util *util_running(struct task_struct *p, struct task_ctx *tctx,
+					       s32 cpu, u64 now)
 {
 	s32 here = bpf_get_smp_processor_id();
 	struct cadence_cpu_util *cu = this_cpu_util(here);
@@ -88,8 +90,7 @@ util_running(struct task_struct *p, struct task_ctx *tctx, s32 cpu, u64 now)
 }
 
 /* ops.stopping(): @p ran on @cpu until @now. */
-static __always_inline void util_stopping(struct task_struct *p, struct task_ctx *tctx, s32 cpu,
-					  u64 now)
+__hidden void util_stopping(struct task_struct *p, struct task_ctx *tctx, s32 cpu, u64 now)
 {
 	s32 here = bpf_get_smp_processor_id();
 	struct cadence_cpu_util *cu = this_cpu_util(here);
@@ -99,8 +100,7 @@ static __always_inline void util_stopping(struct task_struct *p, struct task_ctx
 }
 
 /* ops.quiescent(): a util_est sample if @p went to sleep. */
-static __always_inline void util_quiescent(struct task_struct *p, struct task_ctx *tctx,
-					   u64 deq_flags)
+__hidden void util_quiescent(struct task_struct *p, struct task_ctx *tctx, u64 deq_flags)
 {
 	util_glue_quiescent(&tctx->util, scx_bpf_cpuperf_cap(scx_bpf_task_cpu(p)),
 			    deq_flags & SCX_DEQ_SLEEP);
@@ -110,9 +110,8 @@ static __always_inline void util_quiescent(struct task_struct *p, struct task_ct
  * ops.tick(): a new frequency ratio and capacity, then the signals, to
  * @now. Returns this CPU's util state (NULL if missing).
  */
-static __always_inline struct cadence_cpu_util *util_tick(struct task_struct *p,
-							  struct task_ctx *tctx, s32 cpu,
-							  const struct cadence_policy *pol, u64 now)
+__hidden struct cadence_cpu_util *util_tick(struct task_struct *p, struct task_ctx *tctx, s32 cpu,
+					    const struct cadence_policy *pol, u64 now)
 {
 	struct cadence_cpu_util *cu = this_cpu_util(cpu);
 
@@ -125,7 +124,7 @@ static __always_inline struct cadence_cpu_util *util_tick(struct task_struct *p,
 }
 
 /* ops.update_idle(): the CPU goes idle (busy until now) or wakes. */
-static __always_inline void util_update_idle(s32 cpu, bool idle)
+__hidden void util_update_idle(s32 cpu, bool idle)
 {
 	struct cadence_cpu_util *cu;
 
@@ -138,10 +137,20 @@ static __always_inline void util_update_idle(s32 cpu, bool idle)
 }
 
 /* A new task: no signal yet, on no CPU's clock. */
-static __always_inline void util_init_task(struct task_ctx *tctx)
+__hidden void util_init_task(struct task_ctx *tctx)
 {
 	__builtin_memset(&tctx->util, 0, sizeof(tctx->util));
 	tctx->util.cpu = -1;
 }
 
-#endif /* __CADENCE_UTIL_BPF_H */
+/* ops.dump_cpu(): @cpu's util state. */
+__hidden void util_dump_cpu(s32 cpu)
+{
+	struct cadence_cpu_util *cu;
+	u32 zero = 0;
+
+	cu = bpf_map_lookup_percpu_elem(&cpu_util, &zero, cpu);
+	if (cu)
+		scx_bpf_dump("  util_avg=%llu freq_scale=%u source=%u cap=%u\n", cu->avg.util_avg,
+			     cu->freq_scale, cu->freq_source, cu->cpu_cap);
+}

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * A readable view of every task's utilization and moves: util_avg,
- * util_est and runnable_avg (util.bpf.h); moves to another small core of
+ * util_est and runnable_avg (util.bpf.c); moves to another small core of
  * the same big core (small) and to another big core (big), and those moves
  * by the path that made them: wake, requeue, queue (migrate.bpf.h). Task
  * storage cannot be listed with bpftool (it has no keys to walk), so this
@@ -9,8 +9,8 @@
  * `cat /sys/fs/bpf/scx_cadence/tasks` lists one task per line. It runs only
  * when read; the scheduler's hot paths do not pay for it.
  */
-#ifndef __CADENCE_TASK_VIEW_BPF_H
-#define __CADENCE_TASK_VIEW_BPF_H
+#include "cadence.bpf.h"
+#include "pelt.bpf.h"
 
 SEC("iter/task")
 int task_util_view(struct bpf_iter__task *ctx)
@@ -37,5 +37,3 @@ int task_util_view(struct bpf_iter__task *ctx)
 		       tctx->moves.by_path[CADENCE_MOVE_QUEUE], p->comm);
 	return 0;
 }
-
-#endif /* __CADENCE_TASK_VIEW_BPF_H */

@@ -1,0 +1,206 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What the units of scx_cadence's BPF side share. Each concern is its own
+ * .bpf.c, compiled apart and linked into one object (build.rs):
+ *   main.bpf.c     the struct_ops callback table and the scheduling core
+ *                  (queues, fairness, deadlines, latency, placement)
+ *   policy.bpf.c   the policy in force and each callback's snapshot of it
+ *   util.bpf.c     frequency-invariant PELT of every CPU and task
+ *   cpufreq.bpf.c  each CPU's cpufreq target and its deadband
+ *   idle.bpf.c     the idle learner and its tracepoint programs
+ *   task_view.bpf.c  the task iterator behind <pin-dir>/tasks
+ * The pure math that the host tests also run (pelt.bpf.h,
+ * cpufreq_target.bpf.h, deadline.bpf.h, place_search.bpf.h,
+ * idle_learn.bpf.h) stays in headers, included by its unit and by its test
+ * program.
+ *
+ * A map that several units use is defined here __weak: each unit's object
+ * carries the same definition and the linker keeps one. A function one
+ * unit offers the others is declared here and defined __hidden: global to
+ * the linker, static to the verifier (libbpf marks hidden functions
+ * static), so it is verified in its caller's context like any static
+ * subprogram; a BPF call takes at most 5 arguments.
+ */
+#ifndef __CADENCE_BPF_H
+#define __CADENCE_BPF_H
+
+#include <scx/common.bpf.h>
+
+#include "intf.h"
+#include "stats.bpf.h"
+
+/* Every task's scheduler state, in task storage. */
+struct task_ctx {
+	/* The task's virtual time, the source of truth for DSQ ordering. */
+	u64 vtime;
+	/* The DSQ whose frontier @vtime is relative to (CADENCE_NO_QUEUE). */
+	u64 queue;
+	/*
+	 * The queue whose clock's weight holds this task's weight, and the
+	 * weight it added: the task is runnable and counts in @queue, or
+	 * CADENCE_NO_QUEUE.
+	 */
+	u64 counted_in;
+	u32 counted_weight;
+	/* When the running task was last charged, ns (scx_bpf_now()). */
+	u64 charged_at;
+	/* When the current run (or slice refill) started, ns. */
+	u64 run_start;
+	/*
+	 * The slice it got at @run_start, ns: shortened when the tick times
+	 * its end (the slice timer), 0 once the tick ends it.
+	 */
+	u64 granted;
+	/*
+	 * What it ran of its current request before @run_start, in runs a
+	 * preemption cut short (parity_credit()): run-to-parity's count.
+	 */
+	u64 parity_ran;
+	/*
+	 * The virtual deadline (deadline.bpf.h) of the slice it is queued
+	 * with or runs: its key in every DSQ.
+	 */
+	u64 deadline;
+	/* Utilization (util.bpf.c). */
+	struct cadence_task_util util;
+	/* Where it last ran and how often it moved (migrate.bpf.h). */
+	struct cadence_task_moves moves;
+	/*
+	 * Woke from iowait and not yet run (cpufreq.bpf.c); recorded only
+	 * while the policy's legacy iowait boost is on.
+	 */
+	bool iowait_wake;
+	/*
+	 * Queued in a DSQ and not yet run: when it runs, the queue's frontier
+	 * follows its vtime (the frontier moves when work is taken).
+	 */
+	bool queued;
+	/*
+	 * Put back while it runs, it waits for its CPU (placement.hold): set
+	 * when it starts running, cleared by dispatch() when a lasting task
+	 * of like util displaces it (main.bpf.c, note_displaced()). Unless
+	 * its enqueue finds a move worth it (the hold's verdict), it queues
+	 * on that CPU to wait for it.
+	 */
+	bool stay_home;
+	/*
+	 * A CPU-bound task (place.bpf.h, hold_busy()) queued in @held_cpu's
+	 * own queue to hold that CPU (enqueue()'s hold path, hold_taken();
+	 * cleared when it leaves that queue, hold_release()): it went behind
+	 * the tasks waiting there (main.bpf.c, note_queued()).
+	 */
+	bool held;
+	s32 held_cpu;
+	/*
+	 * When it was last queued in a DSQ, ns (scx_bpf_now()), and its
+	 * deadline then in the frame of its CPU's LLC queue: @deadline moved
+	 * by the difference of the two frontiers, as rebase_vtime() moves a
+	 * vtime (the same for a task queued in the LLC queue). dispatch()
+	 * compares the heads of a CPU's two queues by it (deadline.bpf.h,
+	 * own_head_first()). Both restart at every queueing, a requeue for
+	 * an affinity or nice change too, unlike p->scx.runnable_at.
+	 */
+	u64 queued_at;
+	u64 llc_deadline;
+	/*
+	 * When it last woke, or was forked or met by the scheduler, ns
+	 * (scx_bpf_now()): it has been runnable, without a sleep, since
+	 * (runs_lasting()).
+	 */
+	u64 awake_since;
+	/*
+	 * select_cpu() sent this sync wake-up to the waker's CPU, where a
+	 * task already waits: enqueue() queues it in that CPU's own queue.
+	 */
+	bool sync_wake;
+	/*
+	 * select_cpu() found no CPU for this sync wake-up (latency.bpf.h):
+	 * its waker is about to free one, so enqueue() preempts nobody for
+	 * it. Cleared when the task runs.
+	 */
+	bool sync_no_preempt;
+	/*
+	 * It called sched_yield() while others waited for its CPU: dispatch()
+	 * does not keep it running ahead of them, as __pick_eevdf() picks no
+	 * ineligible curr (cadence_yield()). Cleared when it runs again.
+	 */
+	bool yielded;
+	/*
+	 * The lag it went to sleep with (deadline.bpf.h, lag_at_sleep()):
+	 * how far behind its queue's frontier its next wake-up may start it.
+	 */
+	u64 sleep_lag;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct task_ctx);
+} task_ctxs SEC(".maps") __weak;
+
+static __always_inline struct task_ctx *lookup_task_ctx(const struct task_struct *p)
+{
+	return bpf_task_storage_get(&task_ctxs, (struct task_struct *)p, 0, 0);
+}
+
+/* policy.bpf.c: the policy in force. */
+
+/*
+ * The callbacks whose snapshot lives in a per-CPU map instead of on their
+ * stack (policy_snapshot_slot()): those whose deepest call chain runs down
+ * the placement search (pick_small_core()), where the verifier counts
+ * every frame of the chain against 512 bytes. Each has its own slot: on
+ * one CPU a callback never runs nested in itself (the kernel calls it with
+ * the rq or pi lock held and interrupts off), so a slot is never rewritten
+ * while in use.
+ */
+enum cadence_policy_slot_user {
+	CADENCE_POL_SELECT_CPU,
+	CADENCE_POL_ENQUEUE,
+	CADENCE_POL_DISPATCH,
+	CADENCE_POL_SLOTS,
+};
+
+bool policy_copy_locked(struct cadence_policy *out, u64 *gen);
+void policy_snapshot(struct cadence_policy *out);
+const struct cadence_policy *policy_snapshot_slot(u32 who);
+
+/* util.bpf.c: utilization, called from the callbacks of the same names. */
+void util_runnable(struct task_ctx *tctx, u64 now, u64 enq_flags);
+struct cadence_cpu_util *util_running(struct task_struct *p, struct task_ctx *tctx, s32 cpu,
+				      u64 now);
+void util_stopping(struct task_struct *p, struct task_ctx *tctx, s32 cpu, u64 now);
+void util_quiescent(struct task_struct *p, struct task_ctx *tctx, u64 deq_flags);
+struct cadence_cpu_util *util_tick(struct task_struct *p, struct task_ctx *tctx, s32 cpu,
+				   const struct cadence_policy *pol, u64 now);
+void util_update_idle(s32 cpu, bool idle);
+void util_init_task(struct task_ctx *tctx);
+void util_dump_cpu(s32 cpu);
+
+/* cpufreq.bpf.c: cpufreq targets. */
+void cpufreq_runnable(struct task_struct *task, struct task_ctx *tctx,
+		      const struct cadence_policy *pol, u64 enq_flags);
+void cpufreq_update_here(struct task_ctx *tctx, const struct cadence_cpu_util *cu,
+			 const struct cadence_policy *pol, bool iowait, u64 now);
+void cpufreq_going_idle(s32 cpu, const struct cadence_policy *pol);
+void cpufreq_dump_cpu(s32 cpu);
+
+/*
+ * Re-evaluate this CPU's target after its util was brought to @now (@cu);
+ * @p runs here. @iowait: @p just woke from iowait (running()). Only for
+ * @p's own CPU: running() on behalf of another CPU is skipped
+ * (cpufreq.bpf.c).
+ */
+static __always_inline void cpufreq_update(struct task_struct *p, struct task_ctx *tctx,
+					   const struct cadence_cpu_util *cu,
+					   const struct cadence_policy *pol, bool iowait, u64 now)
+{
+	if (scx_bpf_task_cpu(p) == bpf_get_smp_processor_id())
+		cpufreq_update_here(tctx, cu, pol, iowait, now);
+}
+
+/* main.bpf.c (place.bpf.h): the exit latency of @cpu's idle state. */
+void place_note_idle_exit(u32 cpu, u64 exit_ns);
+
+#endif /* __CADENCE_BPF_H */
