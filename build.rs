@@ -4,10 +4,35 @@
 // replay program into OUT_DIR/*_test_skel.rs, and turns
 // bpf/intf.h into Rust bindings (OUT_DIR/bpf_intf.rs). scx_cargo ships the
 // sched_ext headers and vmlinux.h. It runs $BPF_CLANG (default `clang`),
-// which must be clang >= 18 (scx_cargo compiles for BPF CPU v4): on Debian
-// 12, `export BPF_CLANG=clang-19`.
+// which must be clang >= 19 (check_clang()): on Debian 12, `export
+// BPF_CLANG=clang-19`.
 const NO_CLANG: &str =
-    "no usable clang >= 18 for bpf/: install clang-19 and export BPF_CLANG=clang-19";
+    "no usable clang >= 19 for bpf/: install clang-19 and export BPF_CLANG=clang-19";
+
+/// The oldest clang major version the BPF is built with: the only one it
+/// is built and tested with (Debian 12 packages no clang 17 or 18, and
+/// scx_cargo refuses anything older than 18). Another compiler spills
+/// differently, which the stack margin test (src/bpf_stack_tests.rs)
+/// guards; a newer one is allowed.
+const OLDEST_CLANG: u32 = 19;
+
+/// Refuses a $BPF_CLANG older than OLDEST_CLANG, in one line.
+fn check_clang() {
+    let info = scx_cargo::ClangInfo::new().expect(NO_CLANG);
+    let major = info
+        .ver
+        .split('.')
+        .next()
+        .and_then(|m| m.parse::<u32>().ok());
+    match major {
+        Some(m) if m >= OLDEST_CLANG => {}
+        _ => panic!(
+            "{} is clang {}, older than {OLDEST_CLANG}, the oldest scx_cadence's BPF is built \
+             and tested with: install clang-19 and export BPF_CLANG=clang-19",
+            info.clang, info.ver
+        ),
+    }
+}
 
 /// The scheduler's units besides bpf/main.bpf.c, the callback table and
 /// scheduling core (bpf/cadence.bpf.h says what each holds).
@@ -20,6 +45,7 @@ const SCHED_UNITS: &[&str] = &[
 ];
 
 fn main() {
+    check_clang();
     // The scheduler: one unit per concern, compiled apart and linked into
     // OUT_DIR/bpf.bpf.o (bpf/cadence.bpf.h declares what they share).
     let mut sched = scx_cargo::BpfBuilder::new().expect(NO_CLANG);
