@@ -27,6 +27,30 @@
 #include <scx/common.bpf.h>
 
 #include "intf.h"
+
+/*
+ * A per-CPU variable of type @vtype: @name, a one-entry per-CPU array (a
+ * map, so that the loader and bpftool read every CPU's copy), and
+ * @name##_here(), this CPU's copy, NULL only if the map is missing.
+ */
+#define CADENCE_PER_CPU_MAP(vtype, name, ...)                                                      \
+	struct {                                                                                   \
+		__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);                                           \
+		__type(key, u32);                                                                  \
+		__type(value, vtype);                                                              \
+		__uint(max_entries, 1);                                                            \
+	} name SEC(".maps") __VA_ARGS__;                                                           \
+	static __always_inline vtype *name##_here(void)                                            \
+	{                                                                                          \
+		u32 zero = 0;                                                                      \
+                                                                                                   \
+		return bpf_map_lookup_elem(&name, &zero);                                          \
+	}
+/* One unit's per-CPU variable. */
+#define CADENCE_PER_CPU(vtype, name) CADENCE_PER_CPU_MAP(vtype, name)
+/* A per-CPU variable every unit that includes its header shares. */
+#define CADENCE_PER_CPU_WEAK(vtype, name) CADENCE_PER_CPU_MAP(vtype, name, __weak)
+
 #include "stats.bpf.h"
 
 /* Every task's scheduler state, in task storage. */

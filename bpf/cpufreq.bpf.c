@@ -31,20 +31,10 @@ extern int CONFIG_HZ __kconfig __weak;
 /* Test only: read util from util_inject instead of PELT (--test-util-inject). */
 const volatile bool cpufreq_util_inject;
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__type(key, u32);
-	__type(value, struct cadence_cpu_cpufreq);
-	__uint(max_entries, 1);
-} cpu_cpufreq SEC(".maps");
+CADENCE_PER_CPU(struct cadence_cpu_cpufreq, cpu_cpufreq);
 
 /* Test only: per-CPU util values, read when cpufreq_util_inject is set. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__type(key, u32);
-	__type(value, struct cadence_util_inject);
-	__uint(max_entries, 1);
-} util_inject SEC(".maps");
+CADENCE_PER_CPU(struct cadence_util_inject, util_inject);
 
 /* TICK_NSEC of the running kernel. */
 static __always_inline u64 tick_ns(void)
@@ -63,11 +53,11 @@ static __always_inline u64 tick_ns(void)
 static __always_inline u32 cpufreq_util(const struct cadence_cpu_util *cu, struct task_ctx *tctx)
 {
 	struct cadence_util_inject *inj;
-	u32 zero = 0, est;
+	u32 est;
 	u64 util;
 
 	if (cpufreq_util_inject) {
-		inj = bpf_map_lookup_elem(&util_inject, &zero);
+		inj = util_inject_here();
 		util = inj ? inj->util : 0;
 	} else {
 		util = cu->avg.util_avg;
@@ -97,9 +87,9 @@ __hidden void cpufreq_update_here(struct task_ctx *tctx, const struct cadence_cp
 {
 	s32 cpu = bpf_get_smp_processor_id();
 	struct cadence_cpu_cpufreq *pc;
-	u32 zero = 0, target;
+	u32 target;
 
-	pc = bpf_map_lookup_elem(&cpu_cpufreq, &zero);
+	pc = cpu_cpufreq_here();
 	if (!pc)
 		return;
 	/* TICK_NSEC is a division: only the legacy boost needs it. */
@@ -119,11 +109,10 @@ __hidden void cpufreq_update_here(struct task_ctx *tctx, const struct cadence_cp
 __hidden void cpufreq_going_idle(s32 cpu, const struct cadence_policy *pol)
 {
 	struct cadence_cpu_cpufreq *pc;
-	u32 zero = 0;
 
 	if (cpu != bpf_get_smp_processor_id())
 		return;
-	pc = bpf_map_lookup_elem(&cpu_cpufreq, &zero);
+	pc = cpu_cpufreq_here();
 	if (!pc || cpufreq_idle(pc, pol) != CADENCE_CPUFREQ_ISSUED)
 		return;
 	scx_bpf_cpuperf_set(cpu,

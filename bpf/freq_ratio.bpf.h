@@ -47,22 +47,16 @@ struct {
 } mperf_events SEC(".maps");
 
 /* Test only: per-CPU APERF/MPERF values, read when freq_source is inject. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__type(key, u32);
-	__type(value, struct cadence_freq_inject);
-	__uint(max_entries, 1);
-} freq_inject SEC(".maps");
+CADENCE_PER_CPU(struct cadence_freq_inject, freq_inject);
 
 /* This CPU's APERF and MPERF, from the events or the test's values. */
 static __always_inline bool freq_ratio_read_counters(u64 *aperf, u64 *mperf)
 {
 	struct bpf_perf_event_value a, m;
 	struct cadence_freq_inject *inj;
-	u32 zero = 0;
 
 	if (freq_source == CADENCE_FREQ_INJECT) {
-		inj = bpf_map_lookup_elem(&freq_inject, &zero);
+		inj = freq_inject_here();
 		if (!inj)
 			return false;
 		*aperf = inj->aperf;

@@ -54,12 +54,7 @@ struct {
 	__uint(max_entries, CADENCE_MAX_CPUS);
 } idle_table SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__type(key, u32);
-	__type(value, struct cadence_idle_cpu);
-	__uint(max_entries, 1);
-} idle_cpu SEC(".maps");
+CADENCE_PER_CPU(struct cadence_idle_cpu, idle_cpu);
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -84,12 +79,7 @@ struct cadence_sleep_length {
 	bool fresh;
 };
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__type(key, u32);
-	__type(value, struct cadence_sleep_length);
-	__uint(max_entries, 1);
-} idle_sleep_length SEC(".maps");
+CADENCE_PER_CPU(struct cadence_sleep_length, idle_sleep_length);
 
 /*
  * How often a CPU writes its learning back to its `idle_table` entry. The
@@ -101,18 +91,10 @@ struct {
  */
 #define CADENCE_IDLE_PUBLISH_NS 50000000ULL
 
-static __always_inline struct cadence_idle_cpu *this_idle_cpu(void)
-{
-	u32 zero = 0;
-
-	return bpf_map_lookup_elem(&idle_cpu, &zero);
-}
-
 /* The sleep length asked for since the last entry, else endless. */
 static __always_inline u64 take_sleep_length(void)
 {
-	u32 zero = 0;
-	struct cadence_sleep_length *sl = bpf_map_lookup_elem(&idle_sleep_length, &zero);
+	struct cadence_sleep_length *sl = idle_sleep_length_here();
 	u64 ns = CADENCE_IDLE_ENDLESS;
 
 	if (sl && sl->fresh) {
@@ -231,7 +213,7 @@ static __always_inline void idle_enter(u32 cpu, s32 kernel_state, u64 now)
 {
 	struct cadence_idle_states *s = bpf_map_lookup_elem(&idle_states, &cpu);
 	struct cadence_idle_table *t = bpf_map_lookup_elem(&idle_table, &cpu);
-	struct cadence_idle_cpu *c = this_idle_cpu();
+	struct cadence_idle_cpu *c = idle_cpu_here();
 	u64 sleep_length = take_sleep_length();
 	struct cadence_policy pol;
 	struct cadence_idle_entry e;
@@ -283,7 +265,7 @@ static __always_inline void idle_enter(u32 cpu, s32 kernel_state, u64 now)
  */
 static __always_inline void idle_exit(u64 now)
 {
-	struct cadence_idle_cpu *c = this_idle_cpu();
+	struct cadence_idle_cpu *c = idle_cpu_here();
 
 	if (!c || !c->entry_ns)
 		return;
@@ -312,8 +294,7 @@ int BPF_PROG(cadence_cpu_idle, unsigned int state, unsigned int cpu_id)
 SEC("fexit/tick_nohz_get_sleep_length")
 int BPF_PROG(cadence_sleep_length, ktime_t *delta_next, ktime_t ret)
 {
-	u32 zero = 0;
-	struct cadence_sleep_length *sl = bpf_map_lookup_elem(&idle_sleep_length, &zero);
+	struct cadence_sleep_length *sl = idle_sleep_length_here();
 
 	if (sl) {
 		sl->ns = ret > 0 ? ret : 0;

@@ -36,12 +36,7 @@ struct {
  * Each CPU's search inputs: too large for the BPF stack. Only the owning
  * CPU uses its copy, in select_cpu() or enqueue(), which do not nest.
  */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__type(key, u32);
-	__type(value, struct cadence_place_in);
-	__uint(max_entries, 1);
-} place_in SEC(".maps");
+CADENCE_PER_CPU(struct cadence_place_in, place_in);
 
 /*
  * The idle tracepoint's note of @cpu's idle state for idle.place: its exit
@@ -296,7 +291,7 @@ static s32 pick_small_core(const struct cadence_policy *pol, struct task_struct 
 	bool ok, leaving, hold, weighed = false;
 
 	t = bpf_map_lookup_elem(&place_topo, &zero);
-	in = bpf_map_lookup_elem(&place_in, &zero);
+	in = place_in_here();
 	if (!t || !in)
 		return -ENOENT;
 	leaving = prev_cpu >= 0 && scx_bpf_task_running(p);

@@ -42,12 +42,7 @@ struct {
 	__uint(max_entries, 1);
 } policy_state SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__type(key, u32);
-	__type(value, struct cadence_policy_cpu);
-	__uint(max_entries, 1);
-} policy_cpu SEC(".maps");
+CADENCE_PER_CPU(struct cadence_policy_cpu, policy_cpu);
 
 /* Copy the slot into @out under its lock; false if the maps are missing. */
 __hidden bool policy_copy_locked(struct cadence_policy *out, u64 *gen)
@@ -69,7 +64,7 @@ static __always_inline struct cadence_policy_cpu *policy_refresh(void)
 {
 	u32 zero = 0;
 	struct cadence_policy_state *state = bpf_map_lookup_elem(&policy_state, &zero);
-	struct cadence_policy_cpu *c = bpf_map_lookup_elem(&policy_cpu, &zero);
+	struct cadence_policy_cpu *c = policy_cpu_here();
 	struct cadence_policy_slot *slot;
 
 	if (!state || !c)
@@ -128,12 +123,7 @@ struct policy_slots {
 	struct cadence_policy slot[CADENCE_POL_SLOTS];
 };
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__type(key, u32);
-	__type(value, struct policy_slots);
-	__uint(max_entries, 1);
-} policy_slots SEC(".maps");
+CADENCE_PER_CPU(struct policy_slots, policy_slots);
 
 /*
  * policy_snapshot() into @who's slot on this CPU; NULL (and the scheduler
@@ -142,9 +132,8 @@ struct {
 __hidden const struct cadence_policy *policy_snapshot_slot(u32 who)
 {
 	struct policy_slots *s;
-	u32 zero = 0;
 
-	s = bpf_map_lookup_elem(&policy_slots, &zero);
+	s = policy_slots_here();
 	if (!s || who >= CADENCE_POL_SLOTS) {
 		scx_bpf_error("no policy slot %u", who);
 		return NULL;

@@ -43,12 +43,7 @@
 
 #include "util_glue.bpf.h"
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__type(key, u32);
-	__type(value, struct cadence_cpu_util);
-	__uint(max_entries, 1);
-} cpu_util SEC(".maps");
+CADENCE_PER_CPU(struct cadence_cpu_util, cpu_util);
 
 /*
  * The util state of @cpu, the CPU this runs on; its capacity and ratio set
@@ -57,9 +52,8 @@ struct {
 static __always_inline struct cadence_cpu_util *this_cpu_util(s32 cpu)
 {
 	struct cadence_cpu_util *cu;
-	u32 zero = 0;
 
-	cu = bpf_map_lookup_elem(&cpu_util, &zero);
+	cu = cpu_util_here();
 	if (cu && !cu->cpu_cap) {
 		cu->cpu_cap = scx_bpf_cpuperf_cap(cpu);
 		cu->freq_scale = CADENCE_CAP_SCALE;
