@@ -6,8 +6,9 @@
 #     --kernel VERSION  boot another kernel tests/vm/setup.sh fetched: 6.16,
 #                       the oldest the README names (default: Debian
 #                       unstable's, 7.x); it runs the core set
-#     --quick           the quick set: the core set and one case per area,
-#                       the VM half of tests/run.sh's 20 minutes
+#     --quick           the quick set: the shorter core cases and one case
+#                       per other area, the VM half of tests/run.sh's 20
+#                       minutes
 #     -k PATTERN        run only the cases whose name matches PATTERN
 # Output of each case is kept under tests/vm/out/<date>/<boot>/.
 set -euo pipefail
@@ -77,17 +78,21 @@ GUEST=$ROOT/tests/vm/guest
 # refused policy; and (8 vCPUs) a movable task leaving a pinned one's CPU.
 core='load|mixed_load|sigint|kill9|hotplug|nice_ratio|fair_.*|pingpong_.*|policy_swap_storm|policy_invalid'
 core_place='place_pinned_hog_keeps_its_cpu'
-# The quick set adds one case per other area: wake-up preemption, the
-# cpufreq deadband and real util, injected invariance, the idle learner and
-# PM QoS; and (8 vCPUs) the small-core spread under churn.
-quick_more='wakeup_preempts_a_hog|cpufreq_injected_util_deadband|cpufreq_follows_real_util|util_inject_follows_invariance|idle_learns_from_a_state_file|idle_qos_limits_then_sigint_restores'
+# The quick set, for a contributor's run of about 20 minutes: attach and
+# exits, hotplug, nice ratio, a pinned queue keeping up, busy LLCs, yield,
+# wake-up preemption, a refused policy, injected invariance, the cpufreq
+# deadband and real util, the idle learner and PM QoS; and (8 vCPUs) the
+# core set's pinned hog and the small-core spread under churn. The longest
+# core cases (200 hogs, ping-pong pairs, the swap storm: 8 minutes
+# together) are left to --full.
+quick_set='load|mixed_load|sigint|kill9|hotplug|nice_ratio|fair_pinned_queue_keeps_up|fair_busy_llcs_balance|fair_yield_gives_the_cpu_away|wakeup_preempts_a_hog|policy_invalid|cpufreq_injected_util_deadband|cpufreq_follows_real_util|util_inject_follows_invariance|idle_learns_from_a_state_file|idle_qos_limits_then_sigint_restores'
 quick_place='place_spread_holds_under_churn'
 # Case files, one per area; placement needs 8 vCPUs as 2 cores x 4 threads.
 main_files=("$GUEST/base.sh" "$GUEST/fair.sh" "$GUEST/latency.sh" "$GUEST/policy.sh" "$GUEST/util.sh" "$GUEST/cpufreq.sh" "$GUEST/idle.sh" "$GUEST/idle_record.sh" "$GUEST/idle_ctl.sh" "$GUEST/idle_qos.sh")
 user=("${FILTER[@]}")
 if [ -n "$quick" ]; then
 	# Quoted for the guest's shell, which reads the command boot.sh writes.
-	FILTER=(-k "'^case_($core|$quick_more)\$'" "${user[@]}")
+	FILTER=(-k "'^case_($quick_set)\$'" "${user[@]}")
 	run_boot main "--cpus 4" "${main_files[@]}"
 	FILTER=(-k "'^case_($core_place|$quick_place)\$'" "${user[@]}")
 	run_boot place "--cpus 8 --smp 1,2,4" "$GUEST/place.sh"
