@@ -1,7 +1,8 @@
 // Compiles bpf/'s units and links them into the scheduler's object
 // (OUT_DIR/bpf.bpf.o) and skeleton (OUT_DIR/bpf_skel.rs), the
-// test-only PELT, cpufreq, placement and deadline programs and the idle learner's
-// replay program into OUT_DIR/*_test_skel.rs, and turns
+// test-only PELT, cpufreq, placement and deadline programs into
+// OUT_DIR/*_test_skel.rs and the idle learner's replay program into
+// OUT_DIR/idle_replay_skel.rs, and turns
 // bpf/intf.h into Rust bindings (OUT_DIR/bpf_intf.rs). scx_cargo ships the
 // sched_ext headers and vmlinux.h. It runs $BPF_CLANG (default `clang`),
 // which must be clang >= 19 (check_clang()): on Debian 12, `export
@@ -84,11 +85,11 @@ fn main() {
         .enable_skel("bpf/deadline_test.bpf.c", "deadline_test")
         .build()
         .expect("building the BPF deadline test program failed");
-    // And for bpf/idle_learn.bpf.h, the idle-state learner, which
-    // `scx_cadence idle replay` runs too (so not only under cfg(test)).
+    // The idle-state learner (bpf/idle_learn.bpf.h) outside the scheduler:
+    // what `scx_cadence idle replay` runs, and the host tests with it.
     scx_cargo::BpfBuilder::new()
         .expect(NO_CLANG)
-        .enable_skel("bpf/idle_test.bpf.c", "idle_test")
+        .enable_skel("bpf/idle_replay.bpf.c", "idle_replay")
         .build()
         .expect("building the BPF idle learner program failed");
 }

@@ -2,7 +2,7 @@
 /*
  * The idle-state learner, pure: no maps, no helpers, so that the scheduler
  * (idle.bpf.c, under the table's spin lock) and the replay program
- * (idle_test.bpf.c) run the same code.
+ * (idle_replay.bpf.c) run the same code.
  *
  * Two predictions are made as each idle period starts:
  *

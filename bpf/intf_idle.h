@@ -224,7 +224,7 @@ struct cadence_idle_ctl {
 	u32 __pad;
 };
 
-/* One replay run (bpf/idle_test.bpf.c): periods of one CPU, in order. */
+/* One replay run (bpf/idle_replay.bpf.c): periods of one CPU, in order. */
 struct cadence_idle_replay {
 	struct cadence_policy policy;
 	struct cadence_idle_states states;

@@ -1,5 +1,5 @@
 //! bpf/idle_learn.bpf.h, run in the host kernel through BPF_PROG_TEST_RUN of
-//! bpf/idle_test.bpf.c: hand-traced sequences from teo.c and seed 003, and
+//! bpf/idle_replay.bpf.c: hand-traced sequences from teo.c and seed 003, and
 //! random traces against the Rust reference, choice for choice and table
 //! for table. Needs CAP_BPF and CAP_PERFMON (skipped without,
 //! src/bpf_test_progs.rs); it does not need sched_ext.

@@ -1,4 +1,4 @@
-//! The BPF idle learner run outside the scheduler: bpf/idle_test.bpf.c's
+//! The BPF idle learner run outside the scheduler: bpf/idle_replay.bpf.c's
 //! SEC("syscall") program through BPF_PROG_TEST_RUN, one CPU's periods at a
 //! time, in order. `idle replay` and the host tests use it.
 
@@ -12,7 +12,7 @@ use super::table::{StatesNs, Table};
 use crate::bpf_intf;
 
 mod skel {
-    include!(concat!(env!("OUT_DIR"), "/idle_test_skel.rs"));
+    include!(concat!(env!("OUT_DIR"), "/idle_replay_skel.rs"));
 }
 
 /// One idle period as the learner takes it.
@@ -31,7 +31,7 @@ const CHUNK: usize = bpf_intf::cadence_idle_consts_CADENCE_IDLE_REPLAY_PERIODS a
 
 /// The loaded program.
 pub struct BpfLearner {
-    skel: skel::IdleTestSkel<'static>,
+    skel: skel::IdleReplaySkel<'static>,
 }
 
 /// One CPU's run: where its table and scores ended, and each period's choices.
@@ -48,7 +48,7 @@ impl BpfLearner {
     /// Loads the program (needs CAP_BPF and CAP_PERFMON, or root).
     pub fn load() -> Result<BpfLearner> {
         let object = Box::leak(Box::new(MaybeUninit::uninit()));
-        let open = skel::IdleTestSkelBuilder::default()
+        let open = skel::IdleReplaySkelBuilder::default()
             .open(object)
             .context("opening the BPF idle learner")?;
         let skel = open

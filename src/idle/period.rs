@@ -1,5 +1,5 @@
 //! One idle period as `idle record` writes it and `idle replay` feeds it to
-//! the BPF learner (bpf/idle_test.bpf.c): what each source chose when the
+//! the BPF learner (bpf/idle_replay.bpf.c): what each source chose when the
 //! period began, and the scores per source that replay prints. The layout
 //! follows bpf/intf_idle.h (enum cadence_idle_source, cadence_idle_ideal).
 

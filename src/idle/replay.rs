@@ -1,5 +1,5 @@
 //! `scx_cadence idle replay`: an `idle record` trace (see `trace`) run
-//! through the BPF learner (bpf/idle_test.bpf.c, BPF_PROG_TEST_RUN) with no
+//! through the BPF learner (bpf/idle_replay.bpf.c, BPF_PROG_TEST_RUN) with no
 //! scheduler attached: each CPU's periods in order, from the table it had
 //! when it joined the recording (fresh if none was recorded). Both
 //! predictors come from the one run, as in the scheduler; the oracle is the
