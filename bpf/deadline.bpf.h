@@ -23,23 +23,6 @@
 /* WMULT_SHIFT in kernel/sched/fair.c: inverse weights are 2^32 / weight. */
 #define CADENCE_WMULT_SHIFT 32
 
-/*
- * sched_prio_to_wmult[] from kernel/sched/core.c, indexed by nice + 20:
- * 2^32 / sched_prio_to_weight[] (weight.bpf.h), as the kernel rounds it.
- */
-static const u32 cadence_prio_to_wmult[40] = {
-	/* -20 */ 48388,     59856,	76040,	   92818,     118348,
-	/* -15 */ 147320,    184698,	229616,	   287308,    360437,
-	/* -10 */ 449829,    563644,	704093,	   875809,    1099582,
-	/*  -5 */ 1376151,   1717300,	2157191,   2708050,   3363326,
-	/*   0 */ 4194304,   5237765,	6557202,   8165337,   10153587,
-	/*   5 */ 12820798,  15790321,	19976592,  24970740,  31350126,
-	/*  10 */ 39045157,  49367440,	61356676,  76695844,  95443717,
-	/*  15 */ 119304647, 148102320, 186737708, 238609294, 286331153,
-};
-/* WMULT_IDLEPRIO in kernel/sched/sched.h: 2^32 / WEIGHT_IDLEPRIO (3). */
-#define CADENCE_WMULT_IDLEPRIO 1431655765U
-
 /* Index of the highest set bit, 1-based (the kernel's fls()); 0 for 0. */
 static __always_inline u32 fls32(u32 x)
 {

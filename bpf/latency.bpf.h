@@ -93,19 +93,6 @@ struct cpu_run {
  */
 static struct cpu_run cpu_runs[CADENCE_MAX_CPUS];
 
-/* The kernel's inverse weight of @p, for calc_delta_fair(). */
-static __always_inline u32 task_wmult(const struct task_struct *p)
-{
-	u32 idx;
-
-	if (p->policy == CADENCE_SCHED_IDLE)
-		return CADENCE_WMULT_IDLEPRIO;
-	idx = (u32)(p->static_prio - CADENCE_MAX_RT_PRIO);
-	if (idx >= CADENCE_NR_NICE)
-		return cadence_prio_to_wmult[20];
-	return cadence_prio_to_wmult[idx];
-}
-
 /* @p's virtual deadline for a slice of @slice_ns from its current vtime. */
 static __always_inline u64 task_deadline(const struct task_struct *p, const struct task_ctx *tctx,
 					 u64 slice_ns)

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Nice levels to weights, exactly as CFS/EEVDF weighs them.
+ * Nice levels to weights and inverse weights, exactly as CFS/EEVDF weighs
+ * them: shares (fair.bpf.h) and deadlines (deadline.bpf.h) read the same
+ * tables, so they cannot drift apart.
  *
  * p->scx.weight is not used: sched_ext rescales the kernel weight to the
  * cgroup range 1..10000 (nice 0 = 100) with rounding, which turns nice 5's
@@ -46,6 +48,37 @@ static __always_inline u32 task_weight(const struct task_struct *p)
 	if (idx >= CADENCE_NR_NICE)
 		return CADENCE_NICE_0_WEIGHT;
 	return cadence_prio_to_weight[idx];
+}
+
+/*
+ * sched_prio_to_wmult[] from kernel/sched/core.c, indexed by nice + 20:
+ * 2^32 / sched_prio_to_weight[] (above), as the kernel rounds it;
+ * deadline.bpf.h divides by a weight with it, as fair.c does.
+ */
+static const u32 cadence_prio_to_wmult[CADENCE_NR_NICE] = {
+	/* -20 */ 48388,     59856,	76040,	   92818,     118348,
+	/* -15 */ 147320,    184698,	229616,	   287308,    360437,
+	/* -10 */ 449829,    563644,	704093,	   875809,    1099582,
+	/*  -5 */ 1376151,   1717300,	2157191,   2708050,   3363326,
+	/*   0 */ 4194304,   5237765,	6557202,   8165337,   10153587,
+	/*   5 */ 12820798,  15790321,	19976592,  24970740,  31350126,
+	/*  10 */ 39045157,  49367440,	61356676,  76695844,  95443717,
+	/*  15 */ 119304647, 148102320, 186737708, 238609294, 286331153,
+};
+/* WMULT_IDLEPRIO in kernel/sched/sched.h: 2^32 / WEIGHT_IDLEPRIO (3). */
+#define CADENCE_WMULT_IDLEPRIO 1431655765U
+
+/* The kernel's inverse weight of @p, for calc_delta_fair(). */
+static __always_inline u32 task_wmult(const struct task_struct *p)
+{
+	u32 idx;
+
+	if (p->policy == CADENCE_SCHED_IDLE)
+		return CADENCE_WMULT_IDLEPRIO;
+	idx = (u32)(p->static_prio - CADENCE_MAX_RT_PRIO);
+	if (idx >= CADENCE_NR_NICE)
+		return cadence_prio_to_wmult[20];
+	return cadence_prio_to_wmult[idx];
 }
 
 /* Virtual time for @delta_ns of CPU time at @weight: nice 0 advances 1:1. */
