@@ -102,7 +102,7 @@ struct task_ctx {
 	/*
 	 * Put back while it runs, it waits for its CPU (placement.hold): set
 	 * when it starts running, cleared by dispatch() when a lasting task
-	 * of like util displaces it (main.bpf.c, note_displaced()). Unless
+	 * of like util displaces it (queues.bpf.h, note_displaced()). Unless
 	 * its enqueue finds a move worth it (the hold's verdict), it queues
 	 * on that CPU to wait for it.
 	 */
@@ -111,7 +111,7 @@ struct task_ctx {
 	 * A CPU-bound task (place.bpf.h, hold_busy()) queued in @held_cpu's
 	 * own queue to hold that CPU (enqueue()'s hold path, hold_taken();
 	 * cleared when it leaves that queue, hold_release()): it went behind
-	 * the tasks waiting there (main.bpf.c, note_queued()).
+	 * the tasks waiting there (queues.bpf.h, note_queued()).
 	 */
 	bool held;
 	s32 held_cpu;

@@ -258,7 +258,7 @@ struct cadence_cpu_stats {
 	/*
 	 * Slice refills for a running task that would have yielded to its
 	 * LLC queue's head, because an idle CPU was kicked to take the head
-	 * (main.bpf.c, defer_head_to_idle()).
+	 * (queues.bpf.h, defer_head_to_idle()).
 	 */
 	u64 dispatch_defer;
 	/*
@@ -279,7 +279,7 @@ struct cadence_cpu_stats {
 	 * (place.bpf.h, make_room_for_pinned()).
 	 */
 	u64 dispatch_make_room;
-	/* Tasks taken from a CPU's own queue after waiting 250 jiffies (main.bpf.c). */
+	/* Tasks taken from a CPU's own queue after waiting 250 jiffies (queues.bpf.h). */
 	u64 dispatch_starved;
 	/*
 	 * Ticks that left a task's slice alone because it was inside an RCU

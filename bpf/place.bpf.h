@@ -498,7 +498,7 @@ static __always_inline bool hold_busy(const struct task_ctx *tctx)
  * enqueue()): only while no other task waits there, or, for a CPU-bound
  * task (hold_busy()), while no other CPU-bound task holds it there. A
  * CPU-bound task that holds it (task_ctx.held) goes behind the tasks
- * already waiting there (main.bpf.c, note_queued()); another task waits
+ * already waiting there (queues.bpf.h, note_queued()); another task waits
  * there by deadline. Either then runs when its turn comes by deadline
  * against the LLC queue's head (deadline.bpf.h, own_head_first()).
  *

@@ -37,7 +37,7 @@ pub const SCHEDULER_NAME: &str = "scx_cadence";
 pub const MAX_STALL_TIMEOUT_MS: u32 = 30_000;
 /// Shortest watchdog timeout the loader accepts: twice the longest wait
 /// the scheduler itself allows a runnable task, 250 jiffies in a CPU's own
-/// queue before it runs out of order (bpf/main.bpf.c, take_starved()):
+/// queue before it runs out of order (bpf/queues.bpf.h, take_starved()):
 /// 2.5 s at HZ=100. A shorter one would end the scheduler for waits it
 /// means to allow.
 pub const MIN_STALL_TIMEOUT_MS: u32 = 5_000;
