@@ -309,6 +309,12 @@ struct cadence_cpu_stats {
 	 */
 	u64 wake_parity_kick;
 	/*
+	 * Parity timers that fired (parity_timer.bpf.h): each asked again
+	 * whether a held-back wake-up now preempts, whether or not it then
+	 * kicked; under TCG the tick often answered first.
+	 */
+	u64 wake_parity_fired;
+	/*
 	 * Slices ended on time by the slice timer: others waited when it
 	 * fired (slice_timer.bpf.h, latency.slice_timer_us).
 	 */

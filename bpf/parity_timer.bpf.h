@@ -61,6 +61,7 @@ static int parity_timer_fired(void *map, int *key, struct parity_timer *t)
 
 	if (bpf_timers_stopped)
 		return 0;
+	stat_inc(wake_parity_fired);
 	policy_snapshot(&pol);
 	if (waiting_preempts(&pol, cpu, scx_bpf_now(), &held_ns)) {
 		scx_bpf_kick_cpu(cpu, SCX_KICK_PREEMPT);

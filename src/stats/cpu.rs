@@ -100,6 +100,7 @@ cpu_metrics! {
     wake_preempt_spent: "Of wake_preempt, running tasks preempted although their deadline was earlier: they had run past their share or used up their slice",
     wake_sync_yield: "Sync wake-ups that found no CPU and preempted nobody: their waker is about to free one",
     wake_parity_kick: "CPUs kicked when the minimum slice that held a wake-up back ended, because a waiting task then preempts",
+    wake_parity_fired: "Parity timers that fired to ask again whether a held-back wake-up preempts (wake_parity_kick: those that kicked)",
     slice_timer_kick: "Slices the slice timer ended on time, because others waited (latency.slice_timer_us)",
     slice_timer_rcu: "Slice timers that left a used-up slice to the tick because the task was inside an RCU read-side critical section",
     yield_forfeit: "sched_yield() calls that ended the yielder's slice, others waiting for its CPU (an eligible yielder also forfeits the rest of its request)",
@@ -108,7 +109,7 @@ cpu_metrics! {
 /// One line of counters, grouped as `--stats` prints them.
 pub fn format_counters(m: &CpuMetrics) -> String {
     format!(
-        "wake: prev-core {} llc-core {} core {} prev {} llc {} any {} busy {} | place: prev-small {} idle-big {} idle-small {} near-small {} near-big {} near-llc {} any {} busy {} | enq: pinned {} idle {} llc {} stay {} lag-floor {} wait-cap {} kick {} | dsp: own {} llc {} steal {} balance {} keep {} defer {} rebalance {} make-room {} starved {} | preempt {} rcu-reader {} | latency: preempt {} spent {} parity {} parity-kick {} slice-kick {} slice-rcu {} yield {} tick {} sync {} sync-yield {} overtake {} | moves: thread {} small {} big {} by wake {} requeue {} queue {} | policy gen {} refresh {}",
+        "wake: prev-core {} llc-core {} core {} prev {} llc {} any {} busy {} | place: prev-small {} idle-big {} idle-small {} near-small {} near-big {} near-llc {} any {} busy {} | enq: pinned {} idle {} llc {} stay {} lag-floor {} wait-cap {} kick {} | dsp: own {} llc {} steal {} balance {} keep {} defer {} rebalance {} make-room {} starved {} | preempt {} rcu-reader {} | latency: preempt {} spent {} parity {} parity-kick {} parity-fired {} slice-kick {} slice-rcu {} yield {} tick {} sync {} sync-yield {} overtake {} | moves: thread {} small {} big {} by wake {} requeue {} queue {} | policy gen {} refresh {}",
         m.select_prev_core,
         m.select_llc_core,
         m.select_any_core,
@@ -146,6 +147,7 @@ pub fn format_counters(m: &CpuMetrics) -> String {
         m.wake_preempt_spent,
         m.wake_parity,
         m.wake_parity_kick,
+        m.wake_parity_fired,
         m.slice_timer_kick,
         m.slice_timer_rcu,
         m.yield_forfeit,

@@ -16,16 +16,18 @@ total() {
 # grows by at least half the wake-ups. Others fall to run-to-parity, when
 # the hog's slice began less than slice.min_us before (wake_parity; alone
 # on its CPU, the hog gets a new slice at each slice end): each of those
-# arms a timer for the rest of the minimum, which kicks CPU 1 when it ends
-# (wake_parity_kick). At least one wake-up must be held back and at least
-# one kick follow; without the timer nothing kicks. Not a share of the
-# holds: the counters cover all CPUs, and a hold the hog's own slice end
-# or a tick resolves first kicks nothing (82 kicks for 93 holds, 54 for
-# 62, 8 for 16 in three runs).
+# arms a timer for the rest of the minimum, which asks again when it ends
+# (wake_parity_fired) and kicks CPU 1 if the wake-up still preempts
+# (wake_parity_kick). At least one wake-up must be held back and the timer
+# fire at least once. Kicks are printed, not required: a hold the hog's
+# own slice end or a tick resolves first kicks nothing, and under
+# single-thread TCG the tick often comes first (82 kicks for 93 holds, 54
+# for 62, 8 for 16 in three runs; 0 for 13 at 8906b96, which failed the
+# case when it required a kick).
 # Switched off live, the same run preempts nothing and kicks nothing, and
 # the task waits for the hog's slice.
 case_wakeup_preempts_a_hog() {
-	local log=$VM_OUT/wake_preempt.sched.log seq0 hog p0 p1 pb p2 h0 h1 k0 k1 kb k2 on off
+	local log=$VM_OUT/wake_preempt.sched.log seq0 hog p0 p1 pb p2 h0 h1 k0 k1 kb k2 f0 f1 on off
 	start_sched "$log" || return 1
 	seq0=$(enable_seq)
 	hog=$(hog 1 0)
@@ -33,10 +35,12 @@ case_wakeup_preempts_a_hog() {
 	p0=$(total wake_preempt)
 	h0=$(total wake_parity)
 	k0=$(total wake_parity_kick)
+	f0=$(total wake_parity_fired)
 	on=$(taskset -c 1 python3 "$GUEST/wake_sleeper.py" 300 10 200) || fail "the sleeper failed" || return 1
 	p1=$(total wake_preempt)
 	h1=$(total wake_parity)
 	k1=$(total wake_parity_kick)
+	f1=$(total wake_parity_fired)
 	"$SCHED" ctl set latency.wakeup_preempt=false >/dev/null || fail "ctl set refused" || return 1
 	# Every CPU takes the change at its next tick; the wake-ups of the
 	# commands themselves, before it, may have preempted.
@@ -47,12 +51,12 @@ case_wakeup_preempts_a_hog() {
 	p2=$(total wake_preempt)
 	k2=$(total wake_parity_kick)
 	kill "$hog"
-	echo "preempt on:  $on, wake_preempt +$((p1 - p0)), parity +$((h1 - h0)), parity kicks +$((k1 - k0))"
+	echo "preempt on:  $on, wake_preempt +$((p1 - p0)), parity +$((h1 - h0)), parity timers fired +$((f1 - f0)), parity kicks +$((k1 - k0))"
 	echo "preempt off: $off, wake_preempt +$((p2 - pb)), parity kicks +$((k2 - kb))"
 	[ $((p1 - p0)) -ge 150 ] || fail "only $((p1 - p0)) preemptions for 300 wake-ups" || return 1
 	[ $((h1 - h0)) -ge 1 ] || fail "no wake-up was held back by run-to-parity" || return 1
-	[ $((k1 - k0)) -ge 1 ] ||
-		fail "no kick at the end of the minimum slice for $((h1 - h0)) wake-ups held back" || return 1
+	[ $((f1 - f0)) -ge 1 ] ||
+		fail "no parity timer fired for $((h1 - h0)) wake-ups held back" || return 1
 	[ $((p2 - pb)) -eq 0 ] || fail "$((p2 - pb)) preemptions with latency.wakeup_preempt off" || return 1
 	[ $((k2 - kb)) -eq 0 ] || fail "$((k2 - kb)) parity kicks with latency.wakeup_preempt off" || return 1
 	end_attached "$seq0"
