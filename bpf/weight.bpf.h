@@ -37,17 +37,27 @@ static const u32 cadence_prio_to_weight[CADENCE_NR_NICE] = {
 	/*  15 */ 36,	 29,	23,    18,    15,
 };
 
+/* Nice 0's index into the nice tables. */
+#define CADENCE_NICE_0_INDEX 20
+
+/*
+ * @p's index into the nice tables (nice + 20), nice 0's for a static_prio
+ * outside them: both tables below are read through it, so a weight and its
+ * inverse always belong to the same nice level.
+ */
+static __always_inline u32 nice_index(const struct task_struct *p)
+{
+	u32 idx = (u32)(p->static_prio - CADENCE_MAX_RT_PRIO);
+
+	return idx < CADENCE_NR_NICE ? idx : CADENCE_NICE_0_INDEX;
+}
+
 /* The kernel weight of @p: 15 (nice 19) .. 88761 (nice -20), 3 for SCHED_IDLE. */
 static __always_inline u32 task_weight(const struct task_struct *p)
 {
-	u32 idx;
-
 	if (p->policy == CADENCE_SCHED_IDLE)
 		return CADENCE_WEIGHT_IDLEPRIO;
-	idx = (u32)(p->static_prio - CADENCE_MAX_RT_PRIO);
-	if (idx >= CADENCE_NR_NICE)
-		return CADENCE_NICE_0_WEIGHT;
-	return cadence_prio_to_weight[idx];
+	return cadence_prio_to_weight[nice_index(p)];
 }
 
 /*
@@ -71,14 +81,9 @@ static const u32 cadence_prio_to_wmult[CADENCE_NR_NICE] = {
 /* The kernel's inverse weight of @p, for calc_delta_fair(). */
 static __always_inline u32 task_wmult(const struct task_struct *p)
 {
-	u32 idx;
-
 	if (p->policy == CADENCE_SCHED_IDLE)
 		return CADENCE_WMULT_IDLEPRIO;
-	idx = (u32)(p->static_prio - CADENCE_MAX_RT_PRIO);
-	if (idx >= CADENCE_NR_NICE)
-		return cadence_prio_to_wmult[20];
-	return cadence_prio_to_wmult[idx];
+	return cadence_prio_to_wmult[nice_index(p)];
 }
 
 /* Virtual time for @delta_ns of CPU time at @weight: nice 0 advances 1:1. */
