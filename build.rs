@@ -1,8 +1,9 @@
 // Compiles bpf/'s units and links them into the scheduler's object
 // (OUT_DIR/bpf.bpf.o) and skeleton (OUT_DIR/bpf_skel.rs), the
 // test-only PELT, cpufreq, placement and deadline programs into
-// OUT_DIR/*_test_skel.rs and the idle learner's replay program into
-// OUT_DIR/idle_replay_skel.rs, and turns
+// OUT_DIR/*_test_skel.rs, the idle learner's replay program into
+// OUT_DIR/idle_replay_skel.rs and the APERF/MPERF probe into
+// OUT_DIR/aperf_probe_skel.rs, and turns
 // bpf/intf.h into Rust bindings (OUT_DIR/bpf_intf.rs). scx_cargo ships the
 // sched_ext headers and vmlinux.h. It runs $BPF_CLANG (default `clang`),
 // which must be clang >= 19 (check_clang()): on Debian 12, `export
@@ -85,6 +86,13 @@ fn main() {
         .enable_skel("bpf/deadline_test.bpf.c", "deadline_test")
         .build()
         .expect("building the BPF deadline test program failed");
+    // The probe that asks the kernel's verifier, before the scheduler is
+    // loaded, whether sched_ext callbacks may read APERF/MPERF.
+    scx_cargo::BpfBuilder::new()
+        .expect(NO_CLANG)
+        .enable_skel("bpf/aperf_probe.bpf.c", "aperf_probe")
+        .build()
+        .expect("building the BPF APERF/MPERF probe failed");
     // The idle-state learner (bpf/idle_learn.bpf.h) outside the scheduler:
     // what `scx_cadence idle replay` runs, and the host tests with it.
     scx_cargo::BpfBuilder::new()

@@ -13,7 +13,8 @@
  * bpf_base_func_proto(), which sched_ext programs get, returns
  * bpf_get_perf_event_read_value_proto() for it, and the 7.2 test kernel's
  * verifier accepts the call in ops.tick() (the scheduler loads there). A
- * kernel whose verifier refuses it cannot load this scheduler at all.
+ * kernel whose verifier refused it would refuse the whole scheduler: the
+ * loader asks first (aperf_probe.bpf.c) and takes cpuperf on such a one.
  * The formula is the kernel's per-tick one (arch/x86/kernel/cpu/
  * aperfmperf.c, scale_freq_tick()).
  *

@@ -9,6 +9,7 @@ mod governor;
 mod hybrid;
 mod list;
 mod msr;
+pub mod probe;
 mod source;
 mod sysfs;
 mod table;
@@ -20,7 +21,7 @@ pub use choice::{FreqMax, MHZ_RANGE};
 pub use governor::Governors;
 pub use hybrid::probe as probe_hybrid;
 pub use list::print_list;
-pub use source::{FreqSource, SourceKind, refusal_reason, retry_without};
+pub use source::{FreqSource, SourceKind};
 pub use table::FreqTable;
 
 #[cfg(test)]

@@ -120,33 +120,9 @@ fn open_aperf_mperf(pmu: &Path, cpus: &[usize]) -> Result<Vec<(usize, OwnedFd, O
         .collect()
 }
 
-/// Retry the load without @kind after the kernel refused the program?
-/// Only the APERF/MPERF source makes the program call a helper that some
-/// kernels refuse in struct_ops (bpf_perf_event_read_value(), allowed since
-/// about Linux 6.15); the other sources leave that call as dead code in
-/// .rodata, so a load that fails with them fails for another reason.
-pub fn retry_without(kind: SourceKind) -> bool {
-    kind == SourceKind::Aperf
-}
-
-/// The verifier's reason, from the libbpf log lines of a refused load:
-/// the line naming the helper, else the log's last line, else @err.
-pub fn refusal_reason(log: &[String], err: &str) -> String {
-    let mut line = log
-        .iter()
-        .flat_map(|m| m.lines())
-        .map(str::trim)
-        .filter(|l| !l.is_empty());
-    line.clone()
-        .find(|l| l.contains("bpf_perf_event_read_value"))
-        .or_else(|| line.next_back())
-        .unwrap_or(err)
-        .to_string()
-}
-
 /// The source and its one-line summary, from what each source offered
-/// (Err: why it cannot be used) and, after a refused load, the verifier's
-/// reason for refusing the APERF/MPERF reads.
+/// (Err: why it cannot be used) and, if the probe was refused, the
+/// verifier's reason for refusing the APERF/MPERF reads.
 pub fn decide(
     inject: bool,
     aperf: Result<(), String>,
@@ -195,16 +171,18 @@ pub fn decide(
 }
 
 impl FreqSource {
-    /// The best source this machine has for @cpus; @refused is the
-    /// verifier's reason when a load with the aperf source was refused.
+    /// The best source this machine has for @cpus; @perf_reads is the
+    /// probe's verdict (probe::perf_reads_allowed()).
     pub fn choose(
         table: &FreqTable,
         cpus: &[usize],
         inject: bool,
-        refused: Option<&str>,
+        perf_reads: Result<(), String>,
     ) -> FreqSource {
         let mut events = Vec::new();
         let pmu = Path::new(MSR_PMU);
+        let refused = perf_reads.err();
+        let refused = refused.as_deref();
         let aperf = if inject || refused.is_some() {
             Err(String::new())
         } else if table.base_mhz.is_none() {

@@ -155,8 +155,9 @@ fn list_draws_bars_and_marks_the_choice() {
 }
 
 #[test]
-fn a_refused_aperf_load_falls_back_to_the_next_source() {
-    use super::source::{SourceKind, decide, refusal_reason, retry_without};
+fn a_refused_perf_read_probe_passes_aperf_over() {
+    use super::probe::refusal_reason;
+    use super::source::{SourceKind, decide};
     // The 6.12 verifier's words for a helper the program type lacks
     // (kernel/bpf/verifier.c, check_helper_call(); helper #55).
     let log = vec![
@@ -174,13 +175,7 @@ fn a_refused_aperf_load_falls_back_to_the_next_source() {
     // No log at all: the error itself.
     assert_eq!(refusal_reason(&[], "EINVAL"), "EINVAL");
 
-    // Only the aperf source makes a refused load worth retrying.
-    assert!(retry_without(SourceKind::Aperf));
-    for k in [SourceKind::Cpuperf, SourceKind::None, SourceKind::Inject] {
-        assert!(!retry_without(k), "{k:?}");
-    }
-
-    // First load: aperf. After the refusal: cpuperf, and the one line says why.
+    // Probe allowed: aperf. Refused: cpuperf, and the one line says why.
     let (k, _) = decide(false, Ok(()), Ok(()), None);
     assert_eq!(k, SourceKind::Aperf);
     let (k, line) = decide(false, Ok(()), Ok(()), Some(&why));

@@ -1,6 +1,7 @@
 //! Loading: open the skeleton, read the topology, idle states and frequency
-//! source, fill the read-only data, load (retrying without the APERF/MPERF
-//! source if the kernel refuses it), write the maps, pin them and attach.
+//! source (the APERF/MPERF one only if the kernel's verifier accepts its
+//! reads, freq::probe), fill the read-only data, load, write the maps, pin
+//! them and attach.
 
 use std::collections::BTreeSet;
 use std::mem::MaybeUninit;
@@ -33,7 +34,6 @@ impl<'a> Scheduler<'a> {
         open_object: &'a mut MaybeUninit<OpenObject>,
         nr_restarts: u64,
         live: &Live,
-        aperf_refused: Option<&str>,
     ) -> Result<Self> {
         scx_utils::try_set_rlimit_infinity();
 
@@ -82,11 +82,20 @@ impl<'a> Scheduler<'a> {
         skel.struct_ops.cadence_ops_mut().timeout_ms = opts.stall_timeout_ms;
 
         let cpus: Vec<usize> = llcs.cpu_llc.iter().map(|&(cpu, _)| cpu).collect();
+        let perf_reads = freq::probe::perf_reads_allowed();
+        match &perf_reads {
+            Ok(()) => info!(
+                "kernel: sched_ext callbacks may read perf events (bpf_perf_event_read_value())"
+            ),
+            Err(why) => info!(
+                "kernel: sched_ext callbacks may not read perf events (bpf_perf_event_read_value()): {why}"
+            ),
+        }
         let freq_source = FreqSource::choose(
             live.freq(),
             &cpus,
             opts.test_freq_inject.is_some(),
-            aperf_refused,
+            perf_reads,
         );
         info!("{}", freq_source.summary);
         let governors = Governors::probe(Path::new("/sys"));
@@ -133,21 +142,7 @@ impl<'a> Scheduler<'a> {
             }
         }
 
-        // With the aperf source, a kernel whose verifier refuses the
-        // APERF/MPERF reads refuses the whole program: keep its log quiet
-        // and let the caller retry with the next source (AperfRefused).
-        let retry = freq::retry_without(freq_source.kind);
-        let capture = retry.then(LogCapture::start);
-        let loaded = scx_ops_load!(skel, cadence_ops, uei);
-        let log = capture.map(|c| c.stop(loaded.is_ok())).unwrap_or_default();
-        let mut skel = match loaded {
-            Ok(skel) => skel,
-            Err(e) if retry => {
-                let reason = freq::refusal_reason(&log, &format!("{e:#}"));
-                return Err(anyhow::Error::new(AperfRefused(reason)));
-            }
-            Err(e) => return Err(e),
-        };
+        let mut skel = scx_ops_load!(skel, cadence_ops, uei)?;
         // The callbacks refuse to run without a policy: write it first.
         live.write(&skel.maps.policy, &skel.maps.policy_state)?;
         freq_source.install(&skel.maps.aperf_events, &skel.maps.mperf_events)?;
@@ -193,62 +188,6 @@ impl<'a> Scheduler<'a> {
             nr_restarts,
             stats_server,
         })
-    }
-}
-
-/// The kernel refused the BPF program loaded with the aperf source; the
-/// verifier's reason.
-#[derive(Debug)]
-pub(super) struct AperfRefused(pub(super) String);
-
-impl std::fmt::Display for AperfRefused {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "the kernel refused the program reading APERF/MPERF: {}",
-            self.0
-        )
-    }
-}
-
-impl std::error::Error for AperfRefused {}
-
-/// libbpf's messages while a load may be refused: kept, not printed (a
-/// refused load prints the whole verifier log), then the logger restored;
-/// after a load that went through they are passed on as usual.
-struct LogCapture(Option<(libbpf_rs::PrintLevel, libbpf_rs::PrintCallback)>);
-
-type Captured = Vec<(libbpf_rs::PrintLevel, String)>;
-static CAPTURED: std::sync::Mutex<Captured> = std::sync::Mutex::new(Vec::new());
-
-fn capture_print(level: libbpf_rs::PrintLevel, msg: String) {
-    if let Ok(mut v) = CAPTURED.lock() {
-        v.push((level, msg));
-    }
-}
-
-impl LogCapture {
-    fn start() -> Self {
-        CAPTURED.lock().map(|mut v| v.clear()).ok();
-        LogCapture(libbpf_rs::set_print(Some((
-            libbpf_rs::PrintLevel::Debug,
-            capture_print,
-        ))))
-    }
-
-    /// Restores the logger; passes the messages on if @replay; returns them.
-    fn stop(self, replay: bool) -> Vec<String> {
-        libbpf_rs::set_print(self.0);
-        let lines = CAPTURED
-            .lock()
-            .map(|mut v| std::mem::take(&mut *v))
-            .unwrap_or_default();
-        if let (true, Some((max, print))) = (replay, self.0) {
-            for (level, msg) in lines.iter().filter(|(l, _)| *l <= max) {
-                print(*level, msg.clone());
-            }
-        }
-        lines.into_iter().map(|(_, m)| m).collect()
     }
 }
 

@@ -28,7 +28,6 @@ use crate::pins::Pins;
 use crate::policy::Live;
 use crate::stats::Metrics;
 use crate::topology::LlcMap;
-use load::AperfRefused;
 
 pub const SCHEDULER_NAME: &str = "scx_cadence";
 /// Longest watchdog timeout sched_ext accepts in sched_ext_ops.timeout_ms
@@ -94,31 +93,11 @@ pub fn run_until_shutdown(
     };
     let mut nr_restarts = 0;
     let mut open_object = MaybeUninit::uninit();
-    // Set once the kernel refused the program with the aperf source; every
-    // later load (retry, restarts) uses the next source.
-    let mut aperf_refused: Option<String> = None;
     loop {
         if nr_restarts > 0 {
             wait_for_hotplug_to_settle();
         }
-        let init = Scheduler::init(
-            opts,
-            &mut open_object,
-            nr_restarts,
-            &live,
-            aperf_refused.as_deref(),
-        );
-        let mut sched = match init {
-            Ok(sched) => sched,
-            Err(e) => match e.downcast::<AperfRefused>() {
-                Ok(AperfRefused(reason)) if aperf_refused.is_none() => {
-                    aperf_refused = Some(reason);
-                    continue;
-                }
-                Ok(AperfRefused(reason)) => anyhow::bail!("loading the BPF program: {reason}"),
-                Err(e) => return Err(e),
-            },
-        };
+        let mut sched = Scheduler::init(opts, &mut open_object, nr_restarts, &live)?;
         let uei = sched.run(&events, &mut live)?;
         drop(sched);
         if !uei.should_restart() || events.shutdown.load(Ordering::Relaxed) {
