@@ -44,6 +44,7 @@ const SCHED_UNITS: &[&str] = &[
     "bpf/cpufreq.bpf.c",
     "bpf/idle.bpf.c",
     "bpf/task_view.bpf.c",
+    "bpf/cgroup.bpf.c",
 ];
 
 fn main() {
@@ -86,6 +87,12 @@ fn main() {
         .enable_skel("bpf/deadline_test.bpf.c", "deadline_test")
         .build()
         .expect("building the BPF deadline test program failed");
+    // And for bpf/group_share.bpf.h, a task's weight from its cgroups.
+    scx_cargo::BpfBuilder::new()
+        .expect(NO_CLANG)
+        .enable_skel("bpf/cgroup_test.bpf.c", "cgroup_test")
+        .build()
+        .expect("building the BPF cgroup share test program failed");
     // The probe that asks the kernel's verifier, before the scheduler is
     // loaded, whether sched_ext callbacks may read APERF/MPERF.
     scx_cargo::BpfBuilder::new()

@@ -8,10 +8,11 @@
  *   util.bpf.c     frequency-invariant PELT of every CPU and task
  *   cpufreq.bpf.c  each CPU's cpufreq target and its deadband
  *   idle.bpf.c     the idle learner and its tracepoint programs
+ *   cgroup.bpf.c   cgroup cpu.weight: each task's weight from its cgroups
  *   task_view.bpf.c  the task iterator behind <pin-dir>/tasks
  * The pure math that the host tests also run (pelt.bpf.h,
  * cpufreq_target.bpf.h, deadline.bpf.h, place_search.bpf.h,
- * idle_learn.bpf.h) stays in headers, included by its unit and by its test
+ * idle_learn.bpf.h, group_share.bpf.h) stays in headers, included by its unit and by its test
  * program.
  *
  * A map that several units use is defined here __weak: each unit's object
@@ -154,6 +155,21 @@ struct task_ctx {
 	 * how far behind its queue's frontier its next wake-up may start it.
 	 */
 	u64 sleep_lag;
+	/*
+	 * Its weight among all tasks, for its virtual time and deadlines:
+	 * its nice weight, or with cgroup weights what its cgroups leave it
+	 * (cgroup.bpf.c, group_refresh_weight()); and 2^32 / @weight.
+	 */
+	u32 weight;
+	u32 wmult;
+	/* Its cgroup's id (0: not known, weighed as in the root cgroup). */
+	u64 cgroup_id;
+	/*
+	 * The cgroup whose active weight holds its nice weight, and that
+	 * weight: it is runnable and counts there, or 0 (group_count()).
+	 */
+	u64 group_counted_in;
+	u32 group_counted_weight;
 };
 
 struct {
@@ -223,6 +239,15 @@ static __always_inline void cpufreq_update(struct task_struct *p, struct task_ct
 	if (scx_bpf_task_cpu(p) == bpf_get_smp_processor_id())
 		cpufreq_update_here(tctx, cu, pol, iowait, now);
 }
+
+/* cgroup.bpf.c: cgroup weights, from the callbacks of the same names. */
+s32 group_init(struct cgroup *cgrp, u32 cpu_weight);
+void group_exit(struct cgroup *cgrp);
+void group_set_weight(struct cgroup *cgrp, u32 cpu_weight);
+void group_move(struct task_ctx *tctx, struct cgroup *to);
+void group_count(struct task_ctx *tctx, u32 weight);
+void group_uncount(struct task_ctx *tctx);
+void group_refresh_weight(const struct task_struct *p, struct task_ctx *tctx, bool on);
 
 /* main.bpf.c (place.bpf.h): the exit latency of @cpu's idle state. */
 void place_note_idle_exit(u32 cpu, u64 exit_ns);

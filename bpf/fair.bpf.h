@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Weighted fairness: every task carries a virtual time that advances by
- * delta_ns * 1024 / weight while it runs (weight.bpf.h), and DSQs are ordered
+ * delta_ns * 1024 / weight while it runs (weight.bpf.h; with cgroup weights,
+ * the weight its cgroups leave it, cgroup.bpf.c), and DSQs are ordered
  * by its virtual deadline, vtime plus its slice in virtual time
  * (deadline.bpf.h), so over time CPU shares converge to the weight ratios, as
  * in CFS/EEVDF. Slices are scaled by weight (task_slice()), so a slice is the
@@ -146,7 +147,7 @@ static __always_inline bool vtime_before(u64 a, u64 b)
 struct queue_clock {
 	u64 frontier;
 	/*
-	 * Sum of task_weight() of the runnable tasks whose vtime is in this
+	 * Sum of task_ctx.weight of the runnable tasks whose vtime is in this
 	 * queue's frame (task_ctx.counted_in), atomically updated.
 	 */
 	u64 weight;
@@ -338,7 +339,7 @@ static __always_inline void charge_vtime(struct task_struct *p, struct task_ctx 
 					 u64 now)
 {
 	u64 delta = now - tctx->charged_at;
-	u32 weight = task_weight(p);
+	u32 weight = tctx->weight;
 
 	if ((s64)delta > 0) {
 		tctx->vtime += scale_by_weight_inverse(delta, weight);
@@ -375,7 +376,7 @@ static __always_inline void clamp_leading_vtime(const struct cadence_policy *pol
 						const struct task_struct *p, struct task_ctx *tctx,
 						u64 front)
 {
-	u32 weight = task_weight(p);
+	u32 weight = tctx->weight;
 	u64 lead = runnable_lag(pol, weight);
 	u64 reach = max_wait_reach(tctx->queue, weight);
 	u64 ceiling = front + (reach < lead ? reach : lead);
@@ -399,7 +400,7 @@ static __always_inline void rebase_vtime(const struct task_struct *p, struct tas
 	else if (tctx->queue != dsq)
 		tctx->vtime = tctx->vtime - frontier(tctx->queue) + frontier(dsq);
 	tctx->queue = dsq;
-	count_weight(tctx, task_weight(p));
+	count_weight(tctx, tctx->weight);
 }
 
 /*
@@ -420,7 +421,7 @@ static __always_inline bool bound_lag(const struct cadence_policy *pol, const st
 	if (waking)
 		lag = wake_lag(tctx->sleep_lag, pol->slice_lag_ns, p->nr_cpus_allowed == 1);
 	else
-		lag = runnable_lag(pol, task_weight(p));
+		lag = runnable_lag(pol, tctx->weight);
 	lifted = lift_behind(&tctx->vtime, front, lag);
 	clamp_leading_vtime(pol, p, tctx, front);
 	return lifted;
@@ -502,7 +503,12 @@ static __always_inline u64 cpu_slice(const struct cadence_policy *pol, s32 cpu)
 	return slice < pol->slice_min_ns ? pol->slice_min_ns : slice;
 }
 
-/* The slice of @p on @cpu: cpu_slice() scaled by @p's weight. */
+/*
+ * The slice of @p on @cpu: cpu_slice() scaled by @p's nice weight. Not by
+ * its weight among all tasks (task_ctx.weight): a cgroup's share comes from
+ * its tasks' virtual time, and scaling their slices by it too would only cut
+ * them short (four tasks of one cgroup a quarter each), as fair.c does not.
+ */
 static __always_inline u64 task_slice(const struct cadence_policy *pol, const struct task_struct *p,
 				      s32 cpu)
 {

@@ -110,9 +110,9 @@ struct cadence_policy {
 	u32 idle_place;
 	/*
 	 * 1: a waking task with an earlier deadline preempts a running one.
-	 * This and sync_wakeup are u16 so that the struct stays 120 bytes:
-	 * enqueue()'s call chain holds two copies and is at the verifier's
-	 * 512-byte stack limit.
+	 * This and sync_wakeup are u16 from when enqueue()'s call chain held
+	 * two copies of the policy on its stack; the deep chains now read a
+	 * per-CPU copy (policy_snapshot_slot()), and the layout stayed.
 	 */
 	u16 wakeup_preempt;
 	/* 1: a sync wake-up may go to the waker's CPU. */
@@ -131,6 +131,8 @@ struct cadence_policy {
 	u32 place_hold;
 	/* Idle threads more a core must have for a running task to move there. */
 	u32 place_move_margin;
+	/* 1: cgroup cpu.weight shares who runs (cgroup.bpf.c); 0: nice weights only. */
+	u32 fair_cgroups;
 };
 
 /*
@@ -326,6 +328,11 @@ struct cadence_cpu_stats {
 	 * for its CPU (main.bpf.c, cadence_yield()).
 	 */
 	u64 yield_forfeit;
+	/*
+	 * cgroups created past CADENCE_CGROUP_MAX: their tasks weigh as in the
+	 * root cgroup (cgroup.bpf.c).
+	 */
+	u64 cgroup_untracked;
 };
 
 #include "intf_util.h"
@@ -333,5 +340,6 @@ struct cadence_cpu_stats {
 #include "intf_place.h"
 #include "intf_idle.h"
 #include "intf_latency.h"
+#include "intf_cgroup.h"
 
 #endif /* __CADENCE_INTF_H */

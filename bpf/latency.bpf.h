@@ -97,7 +97,7 @@ static struct cpu_run cpu_runs[CADENCE_MAX_CPUS];
 static __always_inline u64 task_deadline(const struct task_struct *p, const struct task_ctx *tctx,
 					 u64 slice_ns)
 {
-	return virtual_deadline(tctx->vtime, slice_ns, task_weight(p), task_wmult(p));
+	return virtual_deadline(tctx->vtime, slice_ns, tctx->weight, tctx->wmult);
 }
 
 /* @cpu started running @p (@tctx), with its deadline, at @now. */
@@ -111,7 +111,7 @@ static __always_inline void run_record(s32 cpu, const struct task_struct *p,
 	r->run_start = now;
 	r->parity_ran = tctx->parity_ran;
 	r->vtime = tctx->vtime;
-	r->weight = task_weight(p);
+	r->weight = tctx->weight;
 	r->util = hold_util(tctx);
 	r->awake_since = tctx->awake_since;
 	r->active = 1;

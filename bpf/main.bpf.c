@@ -261,9 +261,14 @@ void BPF_STRUCT_OPS(cadence_runnable, struct task_struct *p, u64 enq_flags)
 		tctx->awake_since = now;
 	/* Placed by select_cpu(), unless enqueue() says otherwise. */
 	moves_placed(&tctx->moves, CADENCE_MOVE_WAKE);
-	/* It weighs in its queue's clock while runnable (fair.bpf.h). */
-	count_weight(tctx, task_weight(p));
 	policy_snapshot(&pol);
+	/*
+	 * It weighs in its cgroup while runnable (cgroup.bpf.c), and with the
+	 * weight that leaves it in its queue's clock (fair.bpf.h).
+	 */
+	group_count(tctx, task_weight(p));
+	group_refresh_weight(p, tctx, pol.fair_cgroups);
+	count_weight(tctx, tctx->weight);
 	/*
 	 * select_cpu() may run it without enqueue(): bound its lag here too,
 	 * by the wake-up lag only if it slept (not for a nice or affinity
@@ -348,6 +353,7 @@ void BPF_STRUCT_OPS(cadence_quiescent, struct task_struct *p, u64 deq_flags)
 	if (!tctx)
 		return;
 	uncount_weight(tctx);
+	group_uncount(tctx);
 	/* Dequeued while it held its CPU: it holds it no more. */
 	hold_release(tctx);
 	/* Its lag now is what its next wake-up keeps (bound_lag()). */
@@ -369,6 +375,8 @@ void BPF_STRUCT_OPS(cadence_tick, struct task_struct *p)
 	policy_snapshot(&pol);
 	if (!tctx)
 		return;
+	/* Its cgroups' active weights moved since: so did its share. */
+	group_refresh_weight(p, tctx, pol.fair_cgroups);
 	cu = util_tick(p, tctx, cpu, &pol, now);
 	if (cu)
 		cpufreq_update(p, tctx, cu, &pol, false, now);
@@ -464,17 +472,27 @@ void BPF_STRUCT_OPS(cadence_disable, struct task_struct *p)
 	struct task_ctx *tctx = lookup_task_ctx(p);
 
 	/* Leaving sched_ext runnable (a class change) takes its weight out. */
-	if (tctx)
+	if (tctx) {
 		uncount_weight(tctx);
+		group_uncount(tctx);
+	}
 }
 
 void BPF_STRUCT_OPS(cadence_set_weight, struct task_struct *p, u32 weight)
 {
 	struct task_ctx *tctx = lookup_task_ctx(p);
 
-	/* Reniced while runnable: its queue's clock weighs the new weight. */
-	if (tctx && tctx->counted_in != CADENCE_NO_QUEUE)
-		count_weight(tctx, task_weight(p));
+	struct cadence_policy pol;
+
+	if (!tctx)
+		return;
+	policy_snapshot(&pol);
+	/* Reniced while runnable: its cgroup and its queue's clock weigh the new weight. */
+	if (tctx->group_counted_in)
+		group_count(tctx, task_weight(p));
+	group_refresh_weight(p, tctx, pol.fair_cgroups);
+	if (tctx->counted_in != CADENCE_NO_QUEUE)
+		count_weight(tctx, tctx->weight);
 }
 
 void BPF_STRUCT_OPS(cadence_update_idle, s32 cpu, bool idle)
@@ -498,6 +516,11 @@ s32 BPF_STRUCT_OPS(cadence_init_task, struct task_struct *p, struct scx_init_tas
 		return -ENOMEM;
 	tctx->queue = CADENCE_NO_QUEUE;
 	tctx->counted_in = CADENCE_NO_QUEUE;
+	/* Weighed as in the root cgroup until it is first runnable. */
+	tctx->weight = task_weight(p);
+	tctx->wmult = task_wmult(p);
+	if (args->cgroup)
+		tctx->cgroup_id = args->cgroup->kn->id;
 	moves_init(&tctx->moves);
 	util_init_task(tctx);
 	/* Forked now, or runnable since before the scheduler attached. */
@@ -508,6 +531,36 @@ s32 BPF_STRUCT_OPS(cadence_init_task, struct task_struct *p, struct scx_init_tas
 void BPF_STRUCT_OPS(cadence_exit_task, struct task_struct *p, struct scx_exit_task_args *args)
 {
 	bpf_task_storage_delete(&task_ctxs, p);
+}
+
+/*
+ * cgroup cpu.weight (cgroup.bpf.c). Every cgroup is met before any task
+ * (scx_cgroup_init() runs ahead of the tasks' init_task()), and a task moved
+ * between cgroups is requeued around cgroup_move().
+ */
+s32 BPF_STRUCT_OPS_SLEEPABLE(cadence_cgroup_init, struct cgroup *cgrp,
+			     struct scx_cgroup_init_args *args)
+{
+	return group_init(cgrp, args->weight);
+}
+
+void BPF_STRUCT_OPS(cadence_cgroup_exit, struct cgroup *cgrp)
+{
+	group_exit(cgrp);
+}
+
+void BPF_STRUCT_OPS(cadence_cgroup_move, struct task_struct *p, struct cgroup *from,
+		    struct cgroup *to)
+{
+	struct task_ctx *tctx = lookup_task_ctx(p);
+
+	if (tctx)
+		group_move(tctx, to);
+}
+
+void BPF_STRUCT_OPS(cadence_cgroup_set_weight, struct cgroup *cgrp, u32 weight)
+{
+	group_set_weight(cgrp, weight);
 }
 
 /* The topology tables are static: a hotplug event restarts the scheduler. */
@@ -578,10 +631,11 @@ void BPF_STRUCT_OPS(cadence_dump_task, struct scx_dump_ctx *dctx, struct task_st
 		scx_bpf_dump("scx_cadence: no task context\n");
 		return;
 	}
-	scx_bpf_dump(
-		"scx_cadence: vtime=%llu queue=%llx lag=%lld weight=%u pinned=%d run_start=%llu\n",
-		tctx->vtime, tctx->queue, (s64)(frontier(tctx->queue) - tctx->vtime),
-		task_weight(p), task_pinned(p), tctx->run_start);
+	scx_bpf_dump("scx_cadence: vtime=%llu queue=%llx lag=%lld weight=%u nice_weight=%u "
+		     "cgroup=%llu pinned=%d run_start=%llu\n",
+		     tctx->vtime, tctx->queue, (s64)(frontier(tctx->queue) - tctx->vtime),
+		     tctx->weight, task_weight(p), tctx->cgroup_id, task_pinned(p),
+		     tctx->run_start);
 	scx_bpf_dump("  deadline=%llu rel_deadline=%lld eligible=%d queued=%d\n", tctx->deadline,
 		     (s64)(tctx->deadline - frontier(tctx->queue)),
 		     vtime_eligible(tctx->vtime, frontier(tctx->queue)), tctx->queued);
@@ -620,6 +674,10 @@ SCX_OPS_DEFINE(cadence_ops,
 	       .exit_task = (void *)cadence_exit_task,
 	       .cpu_online = (void *)cadence_cpu_online,
 	       .cpu_offline = (void *)cadence_cpu_offline,
+	       .cgroup_init = (void *)cadence_cgroup_init,
+	       .cgroup_exit = (void *)cadence_cgroup_exit,
+	       .cgroup_move = (void *)cadence_cgroup_move,
+	       .cgroup_set_weight = (void *)cadence_cgroup_set_weight,
 	       .dump = (void *)cadence_dump,
 	       .dump_cpu = (void *)cadence_dump_cpu,
 	       .dump_task = (void *)cadence_dump_task,

@@ -1,7 +1,7 @@
 //! The SEC("syscall") test programs that the host tests run through
 //! BPF_PROG_TEST_RUN (bpf/pelt_test.bpf.c, bpf/cpufreq_test.bpf.c,
-//! bpf/place_test.bpf.c, bpf/deadline_test.bpf.c; build.rs compiles their
-//! skeletons), and the one
+//! bpf/place_test.bpf.c, bpf/deadline_test.bpf.c, bpf/cgroup_test.bpf.c;
+//! build.rs compiles their skeletons), and the one
 //! loader they all use.
 //!
 //! Loading them takes the kernel's bpf_capable() (CAP_BPF or CAP_SYS_ADMIN)
@@ -39,6 +39,12 @@ pub mod place {
 /// preemption decision (bpf/deadline.bpf.h).
 pub mod deadline {
     include!(concat!(env!("OUT_DIR"), "/deadline_test_skel.rs"));
+}
+
+/// bpf/cgroup_test.bpf.c: a task's weight from its cgroups
+/// (bpf/group_share.bpf.h).
+pub mod cgroup {
+    include!(concat!(env!("OUT_DIR"), "/cgroup_test_skel.rs"));
 }
 
 /// The variable under which a missing privilege fails instead of skipping.

@@ -7,6 +7,7 @@ mod bpf_skel;
 mod bpf_stack_tests;
 #[cfg(test)]
 mod bpf_test_progs;
+mod cgroups;
 mod control;
 mod cpufreq;
 mod freq;

@@ -32,6 +32,7 @@ pub const PINNED_MAPS: &[&str] = &[
     "idle_cpu",
     "idle_ctl",
     "idle_trace",
+    "cgroups",
 ];
 
 /// The task util view's iterator link, pinned beside the maps.

@@ -90,6 +90,13 @@ policy_fields! {
             bpf slice_lag_ns = |v: u64| v * 1000;
     }
 
+    #[doc = "Whose weights share the CPUs (bpf/cgroup.bpf.c)."]
+    fairness => Fairness {
+        cgroups: bool = Kind::Bool,
+            "Honour cgroup cpu.weight (and cpu.weight.nice) through the whole hierarchy, as the fair class does: a cgroup's tasks share what its weight gets among its parent's active members; off: only nice levels weigh",
+            bpf fair_cgroups = |v: bool| v as u32;
+    }
+
     #[doc = "Wake-up latency: preemption and sync wake-ups (bpf/latency.bpf.h)."]
     latency => Latency {
         wakeup_preempt: bool = Kind::Bool,

@@ -20,7 +20,7 @@ use anyhow::{Context, Result, bail};
 pub use choices::{Choice, CpufreqMode, IdlePredictor, IdleQos, PlaceOrder};
 pub use fields::{Cpufreq, FIELDS, Policy};
 #[cfg(test)]
-pub use fields::{Freq, Idle, Latency, Placement, Slice};
+pub use fields::{Fairness, Freq, Idle, Latency, Placement, Slice};
 pub use live::Live;
 pub use markdown::markdown;
 pub use to_bpf::fields as bpf_fields;

@@ -3,6 +3,7 @@
 //! signal or the kernel ends it.
 
 use std::collections::BTreeMap;
+use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
@@ -19,7 +20,7 @@ use crate::control::{Reply, Request};
 use crate::idle;
 use crate::idle::qos_live;
 use crate::policy::Live;
-use crate::stats::{CpuMetrics, CpuUtil, CpufreqCounters, IdleCounters, Metrics};
+use crate::stats::{self, CpuMetrics, CpuUtil, CpufreqCounters, IdleCounters, Metrics};
 
 /// How often the loop looks at signals and the exit state when idle.
 const POLL: Duration = Duration::from_millis(100);
@@ -85,6 +86,11 @@ impl Scheduler<'_> {
             .max()
             .unwrap_or(0) as u64;
         m.idle_qos_cpus = self.qos.limited() as u64;
+        m.fair_cgroups = live.current().policy.fairness.cgroups.into();
+        m.cgroups = stats::cgroup_metrics(
+            &self.skel.maps.cgroups,
+            Path::new(crate::cgroups::CGROUP_ROOT),
+        )?;
         Ok(m)
     }
 

@@ -104,6 +104,7 @@ cpu_metrics! {
     slice_timer_kick: "Slices the slice timer ended on time, because others waited (latency.slice_timer_us)",
     slice_timer_rcu: "Slice timers that left a used-up slice to the tick because the task was inside an RCU read-side critical section",
     yield_forfeit: "sched_yield() calls that ended the yielder's slice, others waiting for its CPU (an eligible yielder also forfeits the rest of its request)",
+    cgroup_untracked: "cgroups created past the cgroups map's 16384 entries: their tasks weigh as in the root cgroup",
 }
 
 /// One line of counters, grouped as `--stats` prints them.

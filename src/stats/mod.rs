@@ -3,6 +3,7 @@
 //! `--monitor` print per-interval deltas, `scx_cadence stats` prints one
 //! cumulative reading as text, JSON or OpenMetrics.
 
+mod cgroup;
 mod cpu;
 mod cpufreq;
 mod idle;
@@ -21,6 +22,7 @@ use scx_stats::prelude::*;
 use scx_stats_derive::{Stats, stat_doc};
 use serde::{Deserialize, Serialize};
 
+pub use cgroup::{CgroupMetrics, read as cgroup_metrics};
 pub use cpu::CpuMetrics;
 pub use cpufreq::CpufreqCounters;
 pub use idle::IdleCounters;
@@ -77,6 +79,14 @@ pub struct Metrics {
     #[stat(desc = "Idle learner counters and scores of each CPU, by CPU id")]
     #[serde(default)]
     pub cpu_idle: BTreeMap<u32, IdleCounters>,
+    #[stat(
+        desc = "fairness.cgroups of the policy in force: 1 if cgroup cpu.weight counts, else 0"
+    )]
+    #[serde(default)]
+    pub fair_cgroups: u64,
+    #[stat(desc = "Each cgroup's weight, share and CPU time, by path under /sys/fs/cgroup")]
+    #[serde(default)]
+    pub cgroups: BTreeMap<String, CgroupMetrics>,
 }
 
 /// How a stats reading is printed.
@@ -156,8 +166,19 @@ impl Metrics {
             .iter()
             .map(|(id, c)| (*id, prev.cpu_idle.get(id).map_or(c.clone(), |p| c.delta(p))))
             .collect();
+        let cgroups = self
+            .cgroups
+            .iter()
+            .map(|(path, c)| {
+                (
+                    path.clone(),
+                    prev.cgroups.get(path).map_or(c.clone(), |p| c.delta(p)),
+                )
+            })
+            .collect();
         Self {
             total: self.total.delta(&prev.total),
+            cgroups,
             idle: self.idle.delta(&prev.idle),
             cpu_idle,
             util: self.util.delta(&prev.util),
@@ -216,6 +237,14 @@ impl Metrics {
                 )?;
             }
         }
+        // The cgroups that ran or wait to: the rest are idle.
+        if verbose && self.fair_cgroups == 1 {
+            for (path, c) in &self.cgroups {
+                if c.active_weight > 0 || c.usage_us > 0 {
+                    writeln!(w, "{}", c.format(path))?;
+                }
+            }
+        }
         Ok(())
     }
 
@@ -247,6 +276,7 @@ pub fn server_data() -> StatsServerData<(), Metrics> {
         Ok(read)
     });
     StatsServerData::new()
+        .add_meta(CgroupMetrics::meta())
         .add_meta(CpuMetrics::meta())
         .add_meta(CpuUtil::meta())
         .add_meta(CpufreqCounters::meta())

@@ -85,10 +85,10 @@ core_place='place_pinned_hog_keeps_its_cpu'
 # core set's pinned hog and the small-core spread under churn. The longest
 # core cases (200 hogs, ping-pong pairs, the swap storm: 8 minutes
 # together) are left to --full.
-quick_set='load|mixed_load|sigint|kill9|hotplug|nice_ratio|fair_pinned_queue_keeps_up|fair_busy_llcs_balance|fair_yield_gives_the_cpu_away|wakeup_preempts_a_hog|policy_invalid|cpufreq_injected_util_deadband|cpufreq_follows_real_util|util_inject_follows_invariance|idle_learns_from_a_state_file|idle_qos_limits_then_sigint_restores'
+quick_set='load|mixed_load|sigint|kill9|hotplug|nice_ratio|fair_pinned_queue_keeps_up|fair_busy_llcs_balance|fair_yield_gives_the_cpu_away|fair_cgroup_nested_weights|wakeup_preempts_a_hog|policy_invalid|cpufreq_injected_util_deadband|cpufreq_follows_real_util|util_inject_follows_invariance|idle_learns_from_a_state_file|idle_qos_limits_then_sigint_restores'
 quick_place='place_spread_holds_under_churn'
 # Case files, one per area; placement needs 8 vCPUs as 2 cores x 4 threads.
-main_files=("$GUEST/base.sh" "$GUEST/fair.sh" "$GUEST/latency.sh" "$GUEST/policy.sh" "$GUEST/util.sh" "$GUEST/cpufreq.sh" "$GUEST/idle.sh" "$GUEST/idle_record.sh" "$GUEST/idle_ctl.sh" "$GUEST/idle_qos.sh")
+main_files=("$GUEST/base.sh" "$GUEST/fair.sh" "$GUEST/latency.sh" "$GUEST/policy.sh" "$GUEST/util.sh" "$GUEST/cpufreq.sh" "$GUEST/idle.sh" "$GUEST/idle_record.sh" "$GUEST/idle_ctl.sh" "$GUEST/idle_qos.sh" "$GUEST/cgroup.sh")
 user=("${FILTER[@]}")
 if [ -n "$quick" ]; then
 	# Quoted for the guest's shell, which reads the command boot.sh writes.
@@ -99,7 +99,7 @@ if [ -n "$quick" ]; then
 elif [ -n "$kernel" ]; then
 	# The rest runs on 7.x only, to keep CI within its time.
 	FILTER=(-k "'^case_($core)\$'" "${user[@]}")
-	run_boot main "--cpus 4" "$GUEST/base.sh" "$GUEST/fair.sh" "$GUEST/policy.sh"
+	run_boot main "--cpus 4" "$GUEST/base.sh" "$GUEST/fair.sh" "$GUEST/policy.sh" "$GUEST/cgroup.sh"
 	FILTER=(-k "'^case_$core_place\$'" "${user[@]}")
 	run_boot place "--cpus 8 --smp 1,2,4" "$GUEST/place.sh"
 else

@@ -99,19 +99,20 @@ case_pinned_maps() {
 	start_sched "$VM_OUT/pins.sched.log" || return 1
 	local map field dumpf
 	for spec in \
-		"policy:generation slice_max_ns slice_min_ns slice_lag_ns idle_core_first freq_max_ratio cpuperf_scale freq_max_mhz cpufreq_mode cpufreq_headroom_pct cpufreq_scale cpufreq_floor_util cpufreq_band cpufreq_iowait_boost cpufreq_interval_ns cpufreq_down_hold_ns place_order idle_predictor idle_pick idle_learning_rate idle_aging_interval idle_place wakeup_preempt sync_wakeup slice_timer_us place_hold place_move_margin" \
+		"policy:generation slice_max_ns slice_min_ns slice_lag_ns idle_core_first freq_max_ratio cpuperf_scale freq_max_mhz cpufreq_mode cpufreq_headroom_pct cpufreq_scale cpufreq_floor_util cpufreq_band cpufreq_iowait_boost cpufreq_interval_ns cpufreq_down_hold_ns place_order idle_predictor idle_pick idle_learning_rate idle_aging_interval idle_place wakeup_preempt sync_wakeup slice_timer_us place_hold place_move_margin fair_cgroups" \
 		"policy_state:generation" \
 		"policy_cpu:seq generation slice_max_ns idle_core_first" \
 		"cpu_util:clock_pelt lost_idle_time clock_task util_avg runnable_avg freq_scale freq_source cpu_cap freq_ticks freq_clamped freq_errors busy" \
 		"freq_inject:aperf mperf" \
 		"cpu_cpufreq:target util issued supp_deadband supp_hysteresis supp_hold supp_rate iowait_boosts hist" \
 		"util_inject:util" \
+		"cgroups:cpu_weight weight active contributed parent_id level" \
 		"idle_states:nr disabled residency_ns exit_latency_ns" \
 		"idle_table:generation learned nr_states hits intercepts total short_idles weight row_updates periods" \
 		"idle_cpu:entry_ns state work_synced work_generation periods lost_exits overtaken record_drops scores record_scores" \
 		"idle_ctl:record_gen kernel_indices" \
 		"place_topo:nr_cpus nr_small nr_big cpu_small small_cpus small_big big_first_small big_nr_small llc_first_big llc_nr_big idle_exit_ns" \
-		"cpu_stats:select_prev_core select_busy place_prev_small place_idle_big place_idle_small place_near_small place_near_big place_near_llc place_any place_busy enq_pinned enq_idle enq_llc enq_lag_floor enq_wait_cap enq_kick_idle dispatch_cpu dispatch_llc dispatch_steal dispatch_balance dispatch_keep tick_preempt policy_refresh wake_preempt wake_parity wake_sync wake_overtake move_thread move_small move_big move_wake move_requeue move_queue dispatch_defer enq_stay dispatch_rebalance dispatch_make_room dispatch_starved tick_rcu_reader tick_wake_preempt wake_preempt_spent wake_sync_yield wake_parity_kick wake_parity_fired slice_timer_kick slice_timer_rcu yield_forfeit"; do
+		"cpu_stats:select_prev_core select_busy place_prev_small place_idle_big place_idle_small place_near_small place_near_big place_near_llc place_any place_busy enq_pinned enq_idle enq_llc enq_lag_floor enq_wait_cap enq_kick_idle dispatch_cpu dispatch_llc dispatch_steal dispatch_balance dispatch_keep tick_preempt policy_refresh wake_preempt wake_parity wake_sync wake_overtake move_thread move_small move_big move_wake move_requeue move_queue dispatch_defer enq_stay dispatch_rebalance dispatch_make_room dispatch_starved tick_rcu_reader tick_wake_preempt wake_preempt_spent wake_sync_yield wake_parity_kick wake_parity_fired slice_timer_kick slice_timer_rcu yield_forfeit cgroup_untracked"; do
 		map=${spec%%:*}
 		dumpf=$VM_OUT/pins.$map.json
 		bpftool map dump pinned "$PIN_DIR/$map" >"$dumpf" || fail "bpftool cannot dump $map" || return 1

@@ -1,0 +1,240 @@
+# shellcheck shell=bash
+# VM test cases for cgroup cpu.weight (bpf/cgroup.bpf.c). Every cgroup runs
+# as many CPU hogs as there are CPUs, and a cgroup's share is its cpu.stat
+# usage_usec over the window, against the other cgroups'. The share cases
+# run their workload under EEVDF first, then under scx_cadence, in the same
+# boot, and hold scx_cadence's shares to EEVDF's. Sourced by run.sh after
+# lib.sh.
+
+CG=/sys/fs/cgroup
+# The cases' cgroups live under this one, weight 100, beside the root's tasks.
+CG_TOP=cadence_test
+# The PIDs cg_hogs() and the cases started, for cg_clean().
+CG_PIDS=""
+
+# cg_make DIR WEIGHT...: creates each cgroup DIR (relative to $CG/$CG_TOP,
+# parents first) with cpu.weight WEIGHT, the cpu controller enabled above it.
+cg_make() {
+	local dir parent
+	mkdir -p "$CG/$CG_TOP"
+	echo +cpu >"$CG/cgroup.subtree_control"
+	while [ $# -ge 2 ]; do
+		dir=$CG/$CG_TOP/$1
+		parent=$(dirname "$dir")
+		echo +cpu >"$parent/cgroup.subtree_control"
+		mkdir -p "$dir"
+		echo "$2" >"$dir/cpu.weight"
+		shift 2
+	done
+}
+
+# cg_hogs DIR N: starts N unpinned CPU hogs in cgroup DIR; appends their
+# PIDs to CG_PIDS.
+cg_hogs() {
+	local i
+	for ((i = 0; i < $2; i++)); do
+		# Not on the caller's stdout: a case reads its output through $().
+		sh -c "echo \$\$ >$CG/$CG_TOP/$1/cgroup.procs && exec sh -c 'while :; do :; done'" \
+			>/dev/null 2>&1 &
+		CG_PIDS="$CG_PIDS $!"
+	done
+}
+
+# cg_usage DIR: the cgroup's CPU time so far, us.
+cg_usage() {
+	awk '$1 == "usage_usec" { print $2 }' "$CG/$CG_TOP/$1/cpu.stat"
+}
+
+# cg_window SECONDS DIR...: each cgroup's CPU time over the next SECONDS, us.
+cg_window() {
+	local secs=$1 d before=() i=0
+	shift
+	for d in "$@"; do before+=("$(cg_usage "$d")"); done
+	sleep "$secs"
+	for d in "$@"; do
+		echo -n "$(($(cg_usage "$d") - before[i])) "
+		i=$((i + 1))
+	done
+	echo
+}
+
+# cg_clean: kills the hogs and removes the cases' cgroups, deepest first.
+cg_clean() {
+	# shellcheck disable=SC2086 # a list of PIDs
+	[ -z "$CG_PIDS" ] || kill $CG_PIDS 2>/dev/null
+	# shellcheck disable=SC2086
+	[ -z "$CG_PIDS" ] || wait $CG_PIDS 2>/dev/null
+	CG_PIDS=""
+	find "$CG/$CG_TOP" -depth -type d -exec rmdir {} \; 2>/dev/null
+	[ ! -e "$CG/$CG_TOP" ] || echo "cg_clean: $CG/$CG_TOP left" >&2
+}
+
+# cg_no_hold: with scx_cadence attached, turns placement.hold off. Held
+# CPU-bound tasks wait for their own CPU, where they compete with that CPU's
+# tasks only, and cpu.weight shares across CPUs fall short: b's 75% came to
+# 70.3-70.8% with the hold (74.7-74.8% without), and 91% to 76.6-80.2%
+# (91.1%), in the same boots (issue 49's note). Until the hold weighs
+# weights, the cases with unequal weights measure the weights without it.
+cg_no_hold() {
+	[ "$(sched_state)" != enabled ] || "$SCHED" ctl set placement.hold=false >/dev/null
+}
+
+# pct PART TOTAL: PART as a percentage of TOTAL, one decimal.
+pct() {
+	awk -v p="$1" -v t="$2" 'BEGIN { printf "%.1f", (t > 0 ? 100 * p / t : 0) }'
+}
+
+# within POINTS A B: whether percentages A and B are within POINTS.
+within() {
+	awk -v n="$1" -v a="$2" -v b="$3" 'BEGIN { d = a - b; exit !(d <= n && -d <= n) }'
+}
+
+# flat_shares: a (100) and b (300) run a hog per CPU for 15 s, beside c
+# (1000) whose one task sleeps throughout. Prints b's share of a + b, and
+# c's usage in per mille of the total.
+flat_shares() {
+	local n a b c
+	n=$(nproc)
+	cg_no_hold
+	cg_make a 100 b 300 c 1000
+	sh -c "echo \$\$ >$CG/$CG_TOP/c/cgroup.procs && exec sleep 600" >/dev/null 2>&1 &
+	CG_PIDS="$CG_PIDS $!"
+	cg_hogs a "$n"
+	cg_hogs b "$n"
+	sleep 2
+	read -r a b c < <(cg_window 15 a b c)
+	cg_clean
+	echo "$(pct "$b" $((a + b))) $((c * 1000 / (a + b + c + 1)))"
+}
+
+# Flat: the heavy cgroup's share is within 3 points of EEVDF's (75%), and a
+# heavy idle cgroup takes nothing: its sleeper's usage stays under 1%
+# (placement.hold off, cg_no_hold()).
+case_fair_cgroup_flat_weights() {
+	local e o
+	eevdf_then_ours "$VM_OUT/cg_flat.sched.log" flat_shares || return 1
+	read -r -a e <<<"$EEVDF_OUT"
+	read -r -a o <<<"$OURS_OUT"
+	echo "cpu.weight 300 against 100: EEVDF ${e[0]}%, scx_cadence ${o[0]}%; idle cgroup of 1000: ${e[1]} and ${o[1]} per mille"
+	within 3 "${o[0]}" "${e[0]}" || fail "heavy cgroup got ${o[0]}%, EEVDF ${e[0]}%" || return 1
+	[ "${o[1]}" -lt 10 ] || fail "the idle cgroup used ${o[1]} per mille" || return 1
+	end_attached "$OURS_SEQ"
+}
+
+# nested_shares: p (100) holding x (100) and y (100), beside q (100); a hog
+# per CPU in each of x, y and q for 15 s. Prints q's, x's and y's shares.
+nested_shares() {
+	local n x y q total
+	n=$(nproc)
+	cg_make p 100 p/x 100 p/y 100 q 100
+	cg_hogs p/x "$n"
+	cg_hogs p/y "$n"
+	cg_hogs q "$n"
+	sleep 2
+	read -r x y q < <(cg_window 15 p/x p/y q)
+	cg_clean
+	total=$((x + y + q))
+	echo "$(pct "$q" $total) $(pct "$x" $total) $(pct "$y" $total)"
+}
+
+# Nested: q's share within 3 points of EEVDF's (50%), x's and y's within 3
+# points of each other.
+case_fair_cgroup_nested_weights() {
+	local e o
+	eevdf_then_ours "$VM_OUT/cg_nested.sched.log" nested_shares || return 1
+	read -r -a e <<<"$EEVDF_OUT"
+	read -r -a o <<<"$OURS_OUT"
+	echo "q, p/x, p/y: EEVDF ${e[*]}%, scx_cadence ${o[*]}%"
+	within 3 "${o[0]}" "${e[0]}" || fail "q got ${o[0]}%, EEVDF ${e[0]}%" || return 1
+	within 3 "${o[1]}" "${o[2]}" || fail "x got ${o[1]}% and y ${o[2]}%" || return 1
+	end_attached "$OURS_SEQ"
+}
+
+# weight_change_shares: a (100) and b (100), a hog per CPU each; b's share
+# over 5 s, then b's cpu.weight goes to 1000 and, from 1 s after, its share
+# over 5 s. Prints both.
+weight_change_shares() {
+	local n a b a2 b2
+	n=$(nproc)
+	cg_no_hold
+	cg_make a 100 b 100
+	cg_hogs a "$n"
+	cg_hogs b "$n"
+	sleep 2
+	read -r a b < <(cg_window 5 a b)
+	echo 1000 >"$CG/$CG_TOP/b/cpu.weight"
+	sleep 1
+	read -r a2 b2 < <(cg_window 5 a b)
+	cg_clean
+	echo "$(pct "$b" $((a + b))) $(pct "$b2" $((a2 + b2)))"
+}
+
+# A weight changed from 100 to 1000 while its cgroup runs takes effect
+# within 1 s: b's share in the 5 s from 1 s after the change is within 3
+# points of EEVDF's (1000/1100 = 91%), and before it of EEVDF's 50%
+# (placement.hold off, cg_no_hold()).
+case_cgroup_weight_change() {
+	local e o
+	eevdf_then_ours "$VM_OUT/cg_change.sched.log" weight_change_shares || return 1
+	read -r -a e <<<"$EEVDF_OUT"
+	read -r -a o <<<"$OURS_OUT"
+	echo "b at 100, then at 1000: EEVDF ${e[*]}%, scx_cadence ${o[*]}%"
+	within 3 "${o[0]}" "${e[0]}" || fail "at 100 b got ${o[0]}%, EEVDF ${e[0]}%" || return 1
+	within 3 "${o[1]}" "${e[1]}" || fail "at 1000 b got ${o[1]}%, EEVDF ${e[1]}%" || return 1
+	end_attached "$OURS_SEQ"
+}
+
+# cg_active DIR: the `active` weight the pinned cgroups map holds for DIR.
+cg_active() {
+	bpftool map dump pinned "$PIN_DIR/cgroups" | python3 -c '
+import json, sys
+want = int(sys.argv[1])
+for e in json.load(sys.stdin):
+    if e["key"] == want:
+        print(e["value"]["active"])
+' "$(stat -c %i "$CG/$CG_TOP/$1")"
+}
+
+# Moving tasks between cgroups under load loses none, counts none twice and
+# jumps no vtime: 200 moves of hogs between a (100) and b (300), while b's
+# weight goes 300 -> 100 -> 300 each 50 moves; then every hog is alive, each
+# cgroup's active weight in the map is its hogs' (a nice-0 hog weighs 1024),
+# and the shares over 10 s are within 3 points of 75%, as before the moves
+# (placement.hold off, cg_no_hold()).
+case_cgroup_moves_under_load() {
+	local n i pids hog to a b share act_a act_b
+	n=$(nproc)
+	cg_make a 100 b 300
+	start_sched "$VM_OUT/cg_moves.sched.log" || return 1
+	local seq0 t0
+	seq0=$(enable_seq)
+	cg_no_hold
+	cg_hogs a "$n"
+	cg_hogs b "$n"
+	read -r -a pids <<<"$CG_PIDS"
+	sleep 1
+	t0=$SECONDS
+	for ((i = 0; i < 200; i++)); do
+		hog=${pids[i % ${#pids[@]}]}
+		# Each move is undone by the next one of the same hog.
+		if grep -q "/$CG_TOP/a\$" "/proc/$hog/cgroup"; then to=b; else to=a; fi
+		echo "$hog" >"$CG/$CG_TOP/$to/cgroup.procs" || fail "move $i of $hog to $to" || return 1
+		[ $((i % 50)) -ne 49 ] || echo $((i % 100 == 49 ? 100 : 300)) >"$CG/$CG_TOP/b/cpu.weight"
+		sleep 0.02
+	done
+	for hog in "${pids[@]}"; do
+		kill -0 "$hog" 2>/dev/null || fail "hog $hog is gone" || return 1
+	done
+	act_a=$(cg_active a)
+	act_b=$(cg_active b)
+	echo "after 200 moves in $((SECONDS - t0)) s: active a=$act_a b=$act_b (want $((n * 1024)) each)"
+	[ "$act_a" = $((n * 1024)) ] && [ "$act_b" = $((n * 1024)) ] ||
+		fail "active weights a=$act_a b=$act_b, want $((n * 1024))" || return 1
+	sleep 1
+	read -r a b < <(cg_window 10 a b)
+	share=$(pct "$b" $((a + b)))
+	echo "b's share after the moves: $share% (want 75 +-3)"
+	cg_clean
+	within 3 "$share" 75 || fail "b got $share% after the moves" || return 1
+	end_attached "$seq0"
+}
