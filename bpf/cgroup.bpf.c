@@ -53,7 +53,9 @@ static void group_add(u64 id, s64 delta)
 		bpf_spin_lock(&g->lock);
 		old = g->active;
 		g->active = old + delta;
-		delta = group_activity_delta(old, g->active, g->weight, &g->contributed);
+		/* The root has no parent to be active in. */
+		if (g->level)
+			delta = group_activity_delta(old, g->active, g->weight, &g->contributed);
 		bpf_spin_unlock(&g->lock);
 		parent = g->parent_id;
 		if (!delta || !g->level)

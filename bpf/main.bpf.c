@@ -481,7 +481,6 @@ void BPF_STRUCT_OPS(cadence_disable, struct task_struct *p)
 void BPF_STRUCT_OPS(cadence_set_weight, struct task_struct *p, u32 weight)
 {
 	struct task_ctx *tctx = lookup_task_ctx(p);
-
 	struct cadence_policy pol;
 
 	if (!tctx)

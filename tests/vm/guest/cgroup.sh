@@ -79,6 +79,14 @@ cg_no_hold() {
 	[ "$(sched_state)" != enabled ] || "$SCHED" ctl set placement.hold=false >/dev/null
 }
 
+# cg_compare LOG FN: eevdf_then_ours LOG FN, with FN's two outputs split
+# into the arrays E (EEVDF's) and O (scx_cadence's).
+cg_compare() {
+	eevdf_then_ours "$1" "$2" || return 1
+	read -r -a E <<<"$EEVDF_OUT"
+	read -r -a O <<<"$OURS_OUT"
+}
+
 # pct PART TOTAL: PART as a percentage of TOTAL, one decimal.
 pct() {
 	awk -v p="$1" -v t="$2" 'BEGIN { printf "%.1f", (t > 0 ? 100 * p / t : 0) }'
@@ -111,13 +119,10 @@ flat_shares() {
 # heavy idle cgroup takes nothing: its sleeper's usage stays under 1%
 # (placement.hold off, cg_no_hold()).
 case_fair_cgroup_flat_weights() {
-	local e o
-	eevdf_then_ours "$VM_OUT/cg_flat.sched.log" flat_shares || return 1
-	read -r -a e <<<"$EEVDF_OUT"
-	read -r -a o <<<"$OURS_OUT"
-	echo "cpu.weight 300 against 100: EEVDF ${e[0]}%, scx_cadence ${o[0]}%; idle cgroup of 1000: ${e[1]} and ${o[1]} per mille"
-	within 3 "${o[0]}" "${e[0]}" || fail "heavy cgroup got ${o[0]}%, EEVDF ${e[0]}%" || return 1
-	[ "${o[1]}" -lt 10 ] || fail "the idle cgroup used ${o[1]} per mille" || return 1
+	cg_compare "$VM_OUT/cg_flat.sched.log" flat_shares || return 1
+	echo "cpu.weight 300 against 100: EEVDF ${E[0]}%, scx_cadence ${O[0]}%; idle cgroup of 1000: ${E[1]} and ${O[1]} per mille"
+	within 3 "${O[0]}" "${E[0]}" || fail "heavy cgroup got ${O[0]}%, EEVDF ${E[0]}%" || return 1
+	[ "${O[1]}" -lt 10 ] || fail "the idle cgroup used ${O[1]} per mille" || return 1
 	end_attached "$OURS_SEQ"
 }
 
@@ -140,13 +145,10 @@ nested_shares() {
 # Nested: q's share within 3 points of EEVDF's (50%), x's and y's within 3
 # points of each other.
 case_fair_cgroup_nested_weights() {
-	local e o
-	eevdf_then_ours "$VM_OUT/cg_nested.sched.log" nested_shares || return 1
-	read -r -a e <<<"$EEVDF_OUT"
-	read -r -a o <<<"$OURS_OUT"
-	echo "q, p/x, p/y: EEVDF ${e[*]}%, scx_cadence ${o[*]}%"
-	within 3 "${o[0]}" "${e[0]}" || fail "q got ${o[0]}%, EEVDF ${e[0]}%" || return 1
-	within 3 "${o[1]}" "${o[2]}" || fail "x got ${o[1]}% and y ${o[2]}%" || return 1
+	cg_compare "$VM_OUT/cg_nested.sched.log" nested_shares || return 1
+	echo "q, p/x, p/y: EEVDF ${E[*]}%, scx_cadence ${O[*]}%"
+	within 3 "${O[0]}" "${E[0]}" || fail "q got ${O[0]}%, EEVDF ${E[0]}%" || return 1
+	within 3 "${O[1]}" "${O[2]}" || fail "x got ${O[1]}% and y ${O[2]}%" || return 1
 	end_attached "$OURS_SEQ"
 }
 
@@ -174,13 +176,10 @@ weight_change_shares() {
 # points of EEVDF's (1000/1100 = 91%), and before it of EEVDF's 50%
 # (placement.hold off, cg_no_hold()).
 case_cgroup_weight_change() {
-	local e o
-	eevdf_then_ours "$VM_OUT/cg_change.sched.log" weight_change_shares || return 1
-	read -r -a e <<<"$EEVDF_OUT"
-	read -r -a o <<<"$OURS_OUT"
-	echo "b at 100, then at 1000: EEVDF ${e[*]}%, scx_cadence ${o[*]}%"
-	within 3 "${o[0]}" "${e[0]}" || fail "at 100 b got ${o[0]}%, EEVDF ${e[0]}%" || return 1
-	within 3 "${o[1]}" "${e[1]}" || fail "at 1000 b got ${o[1]}%, EEVDF ${e[1]}%" || return 1
+	cg_compare "$VM_OUT/cg_change.sched.log" weight_change_shares || return 1
+	echo "b at 100, then at 1000: EEVDF ${E[*]}%, scx_cadence ${O[*]}%"
+	within 3 "${O[0]}" "${E[0]}" || fail "at 100 b got ${O[0]}%, EEVDF ${E[0]}%" || return 1
+	within 3 "${O[1]}" "${E[1]}" || fail "at 1000 b got ${O[1]}%, EEVDF ${E[1]}%" || return 1
 	end_attached "$OURS_SEQ"
 }
 
