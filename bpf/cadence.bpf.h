@@ -162,7 +162,7 @@ struct task_ctx {
 	 */
 	u32 weight;
 	u32 wmult;
-	/* Its cgroup's id (0: not known, weighed as in the root cgroup). */
+	/* Its cgroup's id (0: the root cgroup or not known; its nice weight). */
 	u64 cgroup_id;
 	/*
 	 * The cgroup whose active weight holds its nice weight, and that
@@ -244,6 +244,7 @@ static __always_inline void cpufreq_update(struct task_struct *p, struct task_ct
 s32 group_init(struct cgroup *cgrp, u32 cpu_weight);
 void group_exit(struct cgroup *cgrp);
 void group_set_weight(struct cgroup *cgrp, u32 cpu_weight);
+u64 group_id_of(struct cgroup *cgrp);
 void group_move(struct task_ctx *tctx, struct cgroup *to);
 void group_count(struct task_ctx *tctx, u32 weight);
 void group_uncount(struct task_ctx *tctx);

@@ -8,7 +8,11 @@
  * A task's nice weight counts in its cgroup's active weight from
  * ops.runnable() to ops.quiescent() (group_count(), group_uncount()); a
  * cgroup's first runnable task makes it active in its parent, and so on up
- * (group_add()). Each update takes one cgroup's lock at a time: a parent's
+ * (group_add()). A task of the root cgroup counts nowhere and looks nothing
+ * up: no share is taken from the root, so its tasks keep their nice weight
+ * and the root's active weight is its active children's alone. Most tasks of
+ * a machine without a service manager live there, and their wake-ups and
+ * sleeps take no lock. Each update takes one cgroup's lock at a time: a parent's
  * update follows its child's, and two of them can reach it in either order,
  * which the signed active weight absorbs (cadence_cgroup.active).
  *
@@ -72,6 +76,12 @@ static __always_inline u64 parent_id_of(struct cgroup *cgrp)
 	return BPF_CORE_READ(cgrp, self.parent, cgroup, kn, id);
 }
 
+/* @cgrp's id in task_ctx.cgroup_id: 0 for the root, whose tasks count nowhere. */
+__hidden u64 group_id_of(struct cgroup *cgrp)
+{
+	return cgrp->level ? cgrp->kn->id : 0;
+}
+
 __hidden s32 group_init(struct cgroup *cgrp, u32 cpu_weight)
 {
 	struct cadence_cgroup g = {
@@ -118,12 +128,17 @@ __hidden void group_set_weight(struct cgroup *cgrp, u32 cpu_weight)
 		group_add(g->parent_id, delta);
 }
 
-/* Runnable @p, of nice weight @weight, counts in its cgroup's active weight. */
+/*
+ * Runnable @p, of nice weight @weight, counts in its cgroup's active weight
+ * (in none in the root cgroup).
+ */
 __hidden void group_count(struct task_ctx *tctx, u32 weight)
 {
 	if (tctx->group_counted_in == tctx->cgroup_id && tctx->group_counted_weight == weight)
 		return;
 	group_uncount(tctx);
+	if (!tctx->cgroup_id)
+		return;
 	tctx->group_counted_in = tctx->cgroup_id;
 	tctx->group_counted_weight = weight;
 	group_add(tctx->cgroup_id, weight);
@@ -151,7 +166,7 @@ __hidden void group_refresh_weight(const struct task_struct *p, struct task_ctx 
 
 	tctx->weight = weight;
 	tctx->wmult = task_wmult(p);
-	g = on ? group_of(id) : NULL;
+	g = on && id ? group_of(id) : NULL;
 	if (!g || !g->level)
 		return;
 	member = weight;
@@ -171,7 +186,7 @@ __hidden void group_refresh_weight(const struct task_struct *p, struct task_ctx 
  */
 __hidden void group_move(struct task_ctx *tctx, struct cgroup *to)
 {
-	tctx->cgroup_id = to->kn->id;
+	tctx->cgroup_id = group_id_of(to);
 	if (tctx->group_counted_in)
 		group_count(tctx, tctx->group_counted_weight);
 }

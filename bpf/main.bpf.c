@@ -519,7 +519,7 @@ s32 BPF_STRUCT_OPS(cadence_init_task, struct task_struct *p, struct scx_init_tas
 	tctx->weight = task_weight(p);
 	tctx->wmult = task_wmult(p);
 	if (args->cgroup)
-		tctx->cgroup_id = args->cgroup->kn->id;
+		tctx->cgroup_id = group_id_of(args->cgroup);
 	moves_init(&tctx->moves);
 	util_init_task(tctx);
 	/* Forked now, or runnable since before the scheduler attached. */

@@ -17,7 +17,7 @@ pub struct CgroupMetrics {
     #[stat(desc = "cpu.weight (1..10000, 100 by default)")]
     pub cpu_weight: u64,
     #[stat(
-        desc = "Weight of its runnable tasks and active child cgroups (1024 = one nice-0 task)"
+        desc = "Weight of its runnable tasks and active child cgroups (1024 = one nice-0 task; the root: its active children only)"
     )]
     pub active_weight: u64,
     #[stat(
