@@ -45,6 +45,7 @@ const SCHED_UNITS: &[&str] = &[
     "bpf/idle.bpf.c",
     "bpf/task_view.bpf.c",
     "bpf/cgroup.bpf.c",
+    "bpf/cgroup_bw.bpf.c",
 ];
 
 fn main() {

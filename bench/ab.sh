@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Compares scx_cadence builds in one VM boot: EEVDF, scx_cadence as it was at
 # each COMMIT (built once into .cache/ab-<commit>), this tree's release build
-# twice (scx_cadence, scx_cadence_again) and scx_bpfland, interleaved round
+# twice (scx_cadence, scx_cadence_again), once more with the workloads in a
+# cgroup (scx_cadence_cg) and scx_bpfland, interleaved round
 # by round as in bench/run.sh, and prints the same table of medians, ratios
 # to EEVDF and BPF cost per callback. For telling a code change from
 # boot-to-boot spread, which under TCG is larger than most changes: two
@@ -53,8 +54,11 @@ done
 # columns is how far one binary's medians differ from themselves in this
 # boot, the least a change must move a row by to show (docs/benchmarks.md,
 # "The same build twice in one boot").
+# And once more with every workload in a cgroup (bench/guest.sh,
+# cg_workloads()): the cost per callback with cgroup weights at work.
 scheds+=("scx_cadence=$ROOT/target/release/scx_cadence"
-	"scx_cadence_again=$ROOT/target/release/scx_cadence" "scx_bpfland=$BPFLAND")
+	"scx_cadence_again=$ROOT/target/release/scx_cadence"
+	"scx_cadence_cg=$ROOT/target/release/scx_cadence" "scx_bpfland=$BPFLAND")
 
 "$ROOT/tests/vm/boot.sh" --cpus 4 --memory 2G --out "$out" -- \
 	bash "$ROOT/bench/guest.sh" "$rounds" "${scheds[@]}"

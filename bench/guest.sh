@@ -26,6 +26,23 @@ bpf_cost() {
 	bpftool -j prog show | python3 "$VM_ROOT/bench/bpf_cost.py" "$name" >>"$bpf"
 }
 
+# cg_workloads on|off: with "on", this shell, and so every workload it
+# starts, moves into a cgroup two levels below the root (bench/work, cpu
+# controller on, weights at their default), as a service under systemd's
+# slices runs; with "off", back to the root. The scheduler started before
+# stays in the root.
+CG_BENCH=/sys/fs/cgroup/bench
+cg_workloads() {
+	if [ "$1" = on ]; then
+		mkdir -p "$CG_BENCH/work"
+		echo +cpu >/sys/fs/cgroup/cgroup.subtree_control
+		echo +cpu >"$CG_BENCH/cgroup.subtree_control"
+		echo $$ >"$CG_BENCH/work/cgroup.procs"
+	else
+		echo $$ >/sys/fs/cgroup/cgroup.procs
+	fi
+}
+
 # threads PID: how many threads PID has (0 once it has exited).
 threads() {
 	local tasks=("/proc/$1/task/"*)
@@ -84,7 +101,7 @@ for round in $(seq "$rounds"); do
 		# cost is in the table beside update_idle's. (Here, not in run.sh:
 		# boot.sh hands the guest its command as one line, split on spaces.)
 		case $name in
-		scx_cadence | scx_cadence_again | scx_cadence_nolat | scx_cadence_timer)
+		scx_cadence | scx_cadence_again | scx_cadence_cg | scx_cadence_nolat | scx_cadence_timer)
 			cmd="$cmd --idle-states $VM_ROOT/docs/idle-states/intel-skylake-sp.txt"
 			;;
 		esac
@@ -103,6 +120,9 @@ for round in $(seq "$rounds"); do
 			pid=$BENCH_PID
 		fi
 		echo "round $round: $name" >&2
+		# ..._cg: every workload in a cgroup (cg_workloads()), so that the
+		# BPF cost per callback includes the cgroup weights' walk.
+		case $name in *_cg) cg_workloads on ;; esac
 
 		# hackbench: 4 groups of 20 senders and 20 receivers over sockets,
 		# 200 messages each; seconds, lower is better.
@@ -126,6 +146,7 @@ for round in $(seq "$rounds"); do
 		# no scheduler here finishes in 120 s).
 		beside cyclictest_hackbench_steady hackbench -g 2 -l 10000000
 
+		case $name in *_cg) cg_workloads off ;; esac
 		if [ -n "$pid" ]; then
 			bpf_cost
 			bench_detach "$name in round $round"

@@ -9,6 +9,7 @@
  *   cpufreq.bpf.c  each CPU's cpufreq target and its deadband
  *   idle.bpf.c     the idle learner and its tracepoint programs
  *   cgroup.bpf.c   cgroup cpu.weight: each task's weight from its cgroups
+ *   cgroup_bw.bpf.c  cgroup cpu.max: runtime per period, throttling
  *   task_view.bpf.c  the task iterator behind <pin-dir>/tasks
  * The pure math that the host tests also run (pelt.bpf.h,
  * cpufreq_target.bpf.h, deadline.bpf.h, place_search.bpf.h,
@@ -170,6 +171,8 @@ struct task_ctx {
 	 */
 	u64 group_counted_in;
 	u32 group_counted_weight;
+	/* CPU time charged to its cgroups' cpu.max up to here (cgroup_bw.bpf.c). */
+	u64 bw_charged_at;
 };
 
 struct {
@@ -240,6 +243,23 @@ static __always_inline void cpufreq_update(struct task_struct *p, struct task_ct
 		cpufreq_update_here(tctx, cu, pol, iowait, now);
 }
 
+/*
+ * Every cgroup, by id (cgroup.bpf.c adds and removes them, cgroup_bw.bpf.c
+ * keeps their cpu.max): what bpftool shows of `cgroups` in the pin
+ * directory.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, u64);
+	__type(value, struct cadence_cgroup);
+	__uint(max_entries, CADENCE_CGROUP_MAX);
+} cgroups SEC(".maps") __weak;
+
+static __always_inline struct cadence_cgroup *group_of(u64 id)
+{
+	return bpf_map_lookup_elem(&cgroups, &id);
+}
+
 /* cgroup.bpf.c: cgroup weights, from the callbacks of the same names. */
 s32 group_init(struct cgroup *cgrp, u32 cpu_weight);
 void group_exit(struct cgroup *cgrp);
@@ -249,6 +269,15 @@ void group_move(struct task_ctx *tctx, struct cgroup *to);
 void group_count(struct task_ctx *tctx, u32 weight);
 void group_uncount(struct task_ctx *tctx);
 void group_refresh_weight(const struct task_struct *p, struct task_ctx *tctx, bool on);
+
+/* cgroup_bw.bpf.c: cgroup cpu.max. */
+void group_bw_init(struct cgroup *cgrp, struct scx_cgroup_init_args *args);
+void group_bw_set(struct cgroup *cgrp, u64 period_us, u64 quota_us, u64 burst_us);
+void group_bw_forget(struct cgroup *cgrp);
+bool group_bw_charge(struct task_ctx *tctx, u64 now);
+bool group_bw_throttled(u64 cgroup_id);
+bool group_bw_task_throttled(struct task_struct *p);
+void group_bw_timer_setup(void);
 
 /* main.bpf.c (place.bpf.h): the exit latency of @cpu's idle state. */
 void place_note_idle_exit(u32 cpu, u64 exit_ns);

@@ -26,19 +26,6 @@
 #include "weight.bpf.h"
 #include "group_share.bpf.h"
 
-/* Every cgroup, by id: what bpftool shows of `cgroups` in the pin directory. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__type(key, u64);
-	__type(value, struct cadence_cgroup);
-	__uint(max_entries, CADENCE_CGROUP_MAX);
-} cgroups SEC(".maps");
-
-static __always_inline struct cadence_cgroup *group_of(u64 id)
-{
-	return bpf_map_lookup_elem(&cgroups, &id);
-}
-
 /*
  * Cgroup @id's active weight changes by @delta; so does each ancestor's
  * whose child crossed zero, with the child's weight.

@@ -35,6 +35,11 @@ enum cadence_consts {
 	 * User DSQ ids only need bit 63 clear, so both ranges are free to use.
 	 */
 	CADENCE_LLC_DSQ_BASE = 1 << 16,
+	/*
+	 * Where the tasks of cgroups past their cpu.max wait for the next
+	 * period (cgroup_bw.bpf.c): one DSQ past the LLCs' range.
+	 */
+	CADENCE_THROTTLE_DSQ = CADENCE_LLC_DSQ_BASE + CADENCE_MAX_LLCS,
 
 	/*
 	 * Weight of a nice-0 task: sched_prio_to_weight[20] in

@@ -29,6 +29,13 @@ enum cadence_cgroup_consts {
 	 * that 2^32 / weight (deadlines, deadline.bpf.h) fits in 32 bits.
 	 */
 	CADENCE_GROUP_MIN_WEIGHT = 2,
+	/*
+	 * Periods of quota one refill adds at most after the period timer
+	 * was late: more only fill up to quota + burst anyway, and the bound
+	 * keeps periods x quota far from overflow (cpu.max's quota is below
+	 * 2^44 us, max_bw_runtime_us in kernel/sched/core.c).
+	 */
+	CADENCE_BW_MAX_REFILL_PERIODS = 4,
 };
 
 /*
@@ -57,7 +64,28 @@ struct cadence_cgroup {
 	u64 parent_id;
 	/* Depth: 0 for the root. */
 	u32 level;
-	u32 __pad;
+	/*
+	 * Its tasks wait for the next period: the runtime its cpu.max allows
+	 * is used up, here (cgroup_bw.bpf.c).
+	 */
+	u32 bw_throttled;
+	/*
+	 * cpu.max and cpu.max.burst, in ns: @bw_quota_ns of CPU time each
+	 * @bw_period_ns, unused time kept up to @bw_burst_ns more. A quota
+	 * of 0: no limit ("max").
+	 */
+	u64 bw_quota_ns;
+	u64 bw_period_ns;
+	u64 bw_burst_ns;
+	/*
+	 * CPU time its tasks (and its descendants') may still use in this
+	 * period; below 0, an overrun the next period's quota pays back.
+	 */
+	s64 bw_runtime_ns;
+	/* When this period ends and the quota is added (scx_bpf_now() clock). */
+	u64 bw_period_end;
+	/* Times its runtime ran out (its tasks were throttled), since attach. */
+	u64 bw_nr_throttled;
 };
 
 /*

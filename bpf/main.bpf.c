@@ -75,6 +75,10 @@ char _license[] SEC("license") = "GPL";
 
 UEI_DEFINE(uei);
 
+/* timers.bpf.h says what these are; the loader sets bpf_timers_on. */
+const volatile bool bpf_timers_on = true;
+bool bpf_timers_stopped;
+
 s32 BPF_STRUCT_OPS(cadence_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags)
 {
 	const struct cadence_policy *pol;
@@ -82,6 +86,9 @@ s32 BPF_STRUCT_OPS(cadence_select_cpu, struct task_struct *p, s32 prev_cpu, u64 
 
 	pol = policy_snapshot_slot(CADENCE_POL_SELECT_CPU);
 	if (!pol)
+		return prev_cpu;
+	/* Its cgroup used up its cpu.max: enqueue() puts it to wait. */
+	if (group_bw_task_throttled(p))
 		return prev_cpu;
 	cpu = pick_idle_cpu(pol, p, prev_cpu, true, NULL);
 	if (cpu < 0) {
@@ -129,6 +136,13 @@ void BPF_STRUCT_OPS(cadence_enqueue, struct task_struct *p, u64 enq_flags)
 		return;
 	/* Only the hold path below queues it as holding its CPU. */
 	hold_release(tctx);
+	/* Its cgroup used up its cpu.max: it waits for the next period. */
+	if (group_bw_throttled(tctx->cgroup_id)) {
+		scx_bpf_dsq_insert(p, CADENCE_THROTTLE_DSQ, task_slice(pol, p, prev), enq_flags);
+		tctx->queued = false;
+		tctx->sync_wake = false;
+		return;
+	}
 	/*
 	 * Sent to the waker's CPU by select_cpu(), where a task waits: it
 	 * joins that CPU's own queue by deadline (queue_on_cpu()); no other
@@ -229,6 +243,9 @@ void BPF_STRUCT_OPS(cadence_dispatch, s32 cpu, struct task_struct *prev)
 		pctx = lookup_task_ctx(prev);
 		if (pctx)
 			charge_vtime(prev, pctx, cpu, end.now);
+		/* Its cgroup used up its cpu.max: not kept, enqueue() holds it. */
+		if (pctx && group_bw_throttled(pctx->cgroup_id))
+			pctx = NULL;
 	}
 	if (dispatch_queues(cpu, prev, pctx, pol, &end) || !prev || !pctx)
 		return;
@@ -291,6 +308,7 @@ void BPF_STRUCT_OPS(cadence_running, struct task_struct *p)
 	if (!tctx)
 		return;
 	tctx->charged_at = now;
+	tctx->bw_charged_at = now;
 	tctx->run_start = now;
 	tctx->granted = p->scx.slice;
 	/* Its wake-up is over: a later one is marked afresh (select_cpu()). */
@@ -343,6 +361,7 @@ void BPF_STRUCT_OPS(cadence_stopping, struct task_struct *p, bool runnable)
 		return;
 	parity_note_stop(tctx, runnable, now);
 	charge_vtime(p, tctx, cpu, now);
+	group_bw_charge(tctx, now);
 	util_stopping(p, tctx, cpu, now);
 }
 
@@ -370,6 +389,7 @@ void BPF_STRUCT_OPS(cadence_tick, struct task_struct *p)
 	struct cadence_cpu_util *cu;
 	struct cadence_policy pol;
 	u64 now = scx_bpf_now(), held_ns, slice;
+	bool throttled;
 
 	/* Every busy CPU picks up a policy change within one tick. */
 	policy_snapshot(&pol);
@@ -377,6 +397,7 @@ void BPF_STRUCT_OPS(cadence_tick, struct task_struct *p)
 		return;
 	/* Its cgroups' active weights moved since: so did its share. */
 	group_refresh_weight(p, tctx, pol.fair_cgroups);
+	throttled = group_bw_charge(tctx, now);
 	cu = util_tick(p, tctx, cpu, &pol, now);
 	if (cu)
 		cpufreq_update(p, tctx, cu, &pol, false, now);
@@ -395,6 +416,11 @@ void BPF_STRUCT_OPS(cadence_tick, struct task_struct *p)
 		if (p->scx.slice < pol.slice_min_ns)
 			scx_bpf_task_set_slice(p, pol.slice_min_ns);
 		stat_inc(tick_rcu_reader);
+		return;
+	}
+	/* Its cgroup used up its cpu.max: it stops (enqueue() holds it). */
+	if (throttled) {
+		scx_bpf_task_set_slice(p, 0);
 		return;
 	}
 	if (!nr_waiting(cpu))
@@ -522,6 +548,8 @@ s32 BPF_STRUCT_OPS(cadence_init_task, struct task_struct *p, struct scx_init_tas
 		tctx->cgroup_id = group_id_of(args->cgroup);
 	moves_init(&tctx->moves);
 	util_init_task(tctx);
+	/* Here, where the verifier lets its callback move tasks. */
+	group_bw_timer_setup();
 	/* Forked now, or runnable since before the scheduler attached. */
 	tctx->awake_since = scx_bpf_now();
 	return 0;
@@ -540,11 +568,15 @@ void BPF_STRUCT_OPS(cadence_exit_task, struct task_struct *p, struct scx_exit_ta
 s32 BPF_STRUCT_OPS_SLEEPABLE(cadence_cgroup_init, struct cgroup *cgrp,
 			     struct scx_cgroup_init_args *args)
 {
-	return group_init(cgrp, args->weight);
+	s32 err = group_init(cgrp, args->weight);
+
+	group_bw_init(cgrp, args);
+	return err;
 }
 
 void BPF_STRUCT_OPS(cadence_cgroup_exit, struct cgroup *cgrp)
 {
+	group_bw_forget(cgrp);
 	group_exit(cgrp);
 }
 
@@ -560,6 +592,13 @@ void BPF_STRUCT_OPS(cadence_cgroup_move, struct task_struct *p, struct cgroup *f
 void BPF_STRUCT_OPS(cadence_cgroup_set_weight, struct cgroup *cgrp, u32 weight)
 {
 	group_set_weight(cgrp, weight);
+}
+
+/* cpu.max (since Linux 6.17; the loader leaves it out before). */
+void BPF_STRUCT_OPS(cadence_cgroup_set_bandwidth, struct cgroup *cgrp, u64 period_us, u64 quota_us,
+		    u64 burst_us)
+{
+	group_bw_set(cgrp, period_us, quota_us, burst_us);
 }
 
 /* The topology tables are static: a hotplug event restarts the scheduler. */
@@ -644,7 +683,15 @@ void BPF_STRUCT_OPS(cadence_dump_task, struct scx_dump_ctx *dctx, struct task_st
 
 s32 BPF_STRUCT_OPS_SLEEPABLE(cadence_init)
 {
-	return topo_init();
+	s32 err = topo_init();
+
+	if (err)
+		return err;
+	/* Where the tasks of a cgroup past its cpu.max wait (cgroup_bw.bpf.c). */
+	err = scx_bpf_create_dsq(CADENCE_THROTTLE_DSQ, -1);
+	if (err)
+		scx_bpf_error("failed to create the throttle DSQ: %d", err);
+	return err;
 }
 
 void BPF_STRUCT_OPS(cadence_exit, struct scx_exit_info *ei)
@@ -677,6 +724,7 @@ SCX_OPS_DEFINE(cadence_ops,
 	       .cgroup_exit = (void *)cadence_cgroup_exit,
 	       .cgroup_move = (void *)cadence_cgroup_move,
 	       .cgroup_set_weight = (void *)cadence_cgroup_set_weight,
+	       .cgroup_set_bandwidth = (void *)cadence_cgroup_set_bandwidth,
 	       .dump = (void *)cadence_dump,
 	       .dump_cpu = (void *)cadence_dump_cpu,
 	       .dump_task = (void *)cadence_dump_task,

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * What the scheduler's BPF timers share (parity_timer.bpf.h,
- * slice_timer.bpf.h): whether they may run at all, and whether the
- * scheduler is leaving.
+ * slice_timer.bpf.h, cgroup_bw.bpf.c): whether they may run at all, and
+ * whether the scheduler is leaving.
  *
  * What a start costs: every struct_ops callback runs with interrupts
  * off, and there the test kernel's (7.2) bpf_timer_start() does not
@@ -21,11 +21,14 @@
 /* include/uapi/linux/time.h; a define there, so not in vmlinux.h. */
 #define CADENCE_CLOCK_MONOTONIC 1
 
-/* Set by the loader: false on PREEMPT_RT, whose verifier refuses bpf_timer. */
-const volatile bool bpf_timers_on = true;
+/*
+ * Set by the loader: false on PREEMPT_RT, whose verifier refuses bpf_timer.
+ * Defined in main.bpf.c; cgroup_bw.bpf.c's period timer reads it too.
+ */
+extern const volatile bool bpf_timers_on;
 
 /* Set by exit(): a timer that fires after it leaves the CPUs alone. */
-static bool bpf_timers_stopped;
+extern bool bpf_timers_stopped;
 
 /*
  * Set up the bpf_timer in @t (a map value of @map) to call @cb: true if it

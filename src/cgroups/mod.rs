@@ -1,4 +1,5 @@
-//! cgroup cpu.weight: what the BPF side (bpf/cgroup.bpf.c) holds of each
+//! cgroup cpu.weight and cpu.max: what the BPF side (bpf/cgroup.bpf.c,
+//! bpf/cgroup_bw.bpf.c) holds of each
 //! cgroup, read back from the `cgroups` map with the cgroup's path and its
 //! CPU time (cgroupfs), for the stats.
 
@@ -30,6 +31,11 @@ pub struct Entry {
     pub active: i64,
     /// What it adds to its parent's `active`: its weight while active, else 0.
     pub contributed: u64,
+    /// cpu.max: quota and period in ns (quota 0: no limit).
+    pub bw_quota_ns: u64,
+    pub bw_period_ns: u64,
+    /// Times its runtime ran out and its tasks were throttled.
+    pub bw_nr_throttled: u64,
 }
 
 impl Entry {
@@ -40,6 +46,9 @@ impl Entry {
             cpu_weight: raw.cpu_weight,
             active: raw.active,
             contributed: raw.contributed,
+            bw_quota_ns: raw.bw_quota_ns,
+            bw_period_ns: raw.bw_period_ns,
+            bw_nr_throttled: raw.bw_nr_throttled,
         }
     }
 }

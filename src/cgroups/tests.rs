@@ -10,6 +10,7 @@ fn entry(parent_id: u64, level: u32, active: i64, contributed: u64) -> Entry {
         cpu_weight: 100,
         active,
         contributed,
+        ..Entry::default()
     }
 }
 

@@ -12,7 +12,7 @@ use libbpf_rs::skel::Skel;
 use libbpf_rs::{MapCore, MapFlags, OpenObject};
 use log::{info, warn};
 use scx_stats::prelude::*;
-use scx_utils::{scx_ops_attach, scx_ops_load, scx_ops_open};
+use scx_utils::{compat, scx_ops_attach, scx_ops_load, scx_ops_open};
 
 use super::{HOTPLUG_POLL, SCHEDULER_NAME, Scheduler};
 use crate::RunOpts;
@@ -81,6 +81,16 @@ impl<'a> Scheduler<'a> {
         skel.struct_ops.cadence_ops_mut().exit_dump_len = opts.exit_dump_len;
         skel.struct_ops.cadence_ops_mut().timeout_ms = opts.stall_timeout_ms;
 
+        // scx_ops_load! leaves ops.cgroup_set_bandwidth out where the
+        // kernel lacks it (before 6.17): cpu.max is then not enforced.
+        if let Ok(true) = compat::struct_has_field("sched_ext_ops", "cgroup_set_bandwidth") {
+            info!("kernel: cgroup cpu.max is enforced (ops.cgroup_set_bandwidth)");
+        } else {
+            warn!(
+                "kernel: cgroup cpu.max is not enforced: this kernel's sched_ext has no ops.cgroup_set_bandwidth (Linux 6.17 added it)"
+            );
+        }
+
         let cpus: Vec<usize> = llcs.cpu_llc.iter().map(|&(cpu, _)| cpu).collect();
         let perf_reads = freq::probe::perf_reads_allowed();
         match &perf_reads {
@@ -121,7 +131,7 @@ impl<'a> Scheduler<'a> {
             !crate::preflight::preempt_rt(Path::new(crate::preflight::KERNEL_SYSFS));
         if !rodata.bpf_timers_on {
             warn!(
-                "PREEMPT_RT kernel: no BPF timers, so wake-ups held back by slice.min_us, and latency.slice_timer_us, wait for the tick"
+                "PREEMPT_RT kernel: no BPF timers, so wake-ups held back by slice.min_us, and latency.slice_timer_us, wait for the tick, and cgroup cpu.max is not enforced"
             );
         }
         rodata.nr_llcs = llcs.nr_llcs() as u32;

@@ -1,4 +1,5 @@
-//! Each cgroup's weight, share and CPU time (src/cgroups/, bpf/cgroup.bpf.c):
+//! Each cgroup's weight, share, cpu.max and CPU time (src/cgroups/,
+//! bpf/cgroup.bpf.c, bpf/cgroup_bw.bpf.c):
 //! the stats' per-cgroup entries, by path.
 
 use std::collections::BTreeMap;
@@ -26,6 +27,12 @@ pub struct CgroupMetrics {
     pub share_ppm: u64,
     #[stat(desc = "CPU time, us (cpu.stat usage_usec): since boot, or in the interval")]
     pub usage_us: u64,
+    #[stat(desc = "cpu.max as CPUs (quota / period); 0: no limit")]
+    pub max_cpus: f64,
+    #[stat(
+        desc = "Times its cpu.max runtime ran out and its tasks were throttled: since attach, or in the interval"
+    )]
+    pub throttled: u64,
 }
 
 /// Every cgroup of the `cgroups` map, by path under @root ("id N" for one
@@ -47,6 +54,12 @@ pub fn read(map: &impl libbpf_rs::MapCore, root: &Path) -> Result<BTreeMap<Strin
                 active_weight: e.active.max(0) as u64,
                 share_ppm: cgroups::share_ppm(&entries, id),
                 usage_us,
+                max_cpus: if e.bw_quota_ns > 0 && e.bw_period_ns > 0 {
+                    e.bw_quota_ns as f64 / e.bw_period_ns as f64
+                } else {
+                    0.0
+                },
+                throttled: e.bw_nr_throttled,
             };
             (path.unwrap_or_else(|| format!("id {id}")), m)
         })
@@ -58,14 +71,23 @@ impl CgroupMetrics {
     pub fn delta(&self, prev: &Self) -> Self {
         Self {
             usage_us: self.usage_us.saturating_sub(prev.usage_us),
+            throttled: self.throttled.saturating_sub(prev.throttled),
             ..self.clone()
         }
     }
 
     /// One line for `--stats -v`.
     pub fn format(&self, path: &str) -> String {
+        let max = if self.max_cpus > 0.0 {
+            format!(
+                " | cpu.max {:.2} CPUs, throttled {}",
+                self.max_cpus, self.throttled
+            )
+        } else {
+            String::new()
+        };
         format!(
-            "  cgroup {path} (id {}) | cpu.weight {} active {} share {:.1}% ran {:.1} ms",
+            "  cgroup {path} (id {}) | cpu.weight {} active {} share {:.1}% ran {:.1} ms{max}",
             self.id,
             self.cpu_weight,
             self.active_weight,

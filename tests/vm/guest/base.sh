@@ -13,7 +13,14 @@ case_load() {
 	[ "$(sched_state)" = enabled ] || fail "state is $(sched_state)"
 	stop_sched
 	grep -q "kernel: sched_ext callbacks may read perf events" "$log" ||
-		fail "no perf-read verdict, or a refusal: $(grep -m1 'kernel: sched_ext' "$log")"
+		fail "no perf-read verdict, or a refusal: $(grep -m1 'kernel: sched_ext' "$log")" || return 1
+	# ops.cgroup_set_bandwidth came in Linux 6.17: cpu.max is enforced
+	# from there, and said not to be before.
+	local want="cgroup cpu.max is enforced"
+	if ! printf '%s\n' 6.17 "$(uname -r | cut -d- -f1)" | sort -V -C; then
+		want="cgroup cpu.max is not enforced"
+	fi
+	grep -q "kernel: $want" "$log" || fail "no \"$want\": $(grep -m1 'cpu.max' "$log")"
 }
 
 # (b) 30+ s of mixed load with the scheduler attached throughout; every

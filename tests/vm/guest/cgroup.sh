@@ -183,15 +183,20 @@ case_cgroup_weight_change() {
 	end_attached "$OURS_SEQ"
 }
 
-# cg_active DIR: the `active` weight the pinned cgroups map holds for DIR.
-cg_active() {
+# cg_field DIR FIELD: FIELD of DIR's entry in the pinned cgroups map.
+cg_field() {
 	bpftool map dump pinned "$PIN_DIR/cgroups" | python3 -c '
 import json, sys
 want = int(sys.argv[1])
 for e in json.load(sys.stdin):
     if e["key"] == want:
-        print(e["value"]["active"])
-' "$(stat -c %i "$CG/$CG_TOP/$1")"
+        print(e["value"][sys.argv[2]])
+' "$(stat -c %i "$CG/$CG_TOP/$1")" "$2"
+}
+
+# cg_active DIR: the `active` weight the pinned cgroups map holds for DIR.
+cg_active() {
+	cg_field "$1" active
 }
 
 # Moving tasks between cgroups under load loses none, counts none twice and
@@ -238,4 +243,46 @@ case_cgroup_moves_under_load() {
 	cg_clean
 	within 3 "$share" 75 || fail "b got $share% after the moves" || return 1
 	end_attached "$seq0"
+}
+
+# cpu_max_usage: a, with cpu.max "50000 100000" (half a CPU), and b, no
+# limit, run a hog per CPU each: 2n hogs keep all n CPUs busy, so a cgroup
+# runs n x its part of a + b's CPU time, in CPUs. (Under TCG, CPU time over
+# `sleep`'s wall time reads up to 20% high for every cgroup alike: the
+# window overruns and the guest's clocks drift apart.) Prints a's and b's
+# CPUs over 10 s under the limit; a's over 3 s from 1 s after its cpu.max
+# went back to "max"; and, scx_cadence only (else -), how often the pinned
+# cgroups map says a was throttled.
+cpu_max_usage() {
+	local n a b a2 b2 thr=-
+	n=$(nproc)
+	cg_make a 100 b 100
+	echo "50000 100000" >"$CG/$CG_TOP/a/cpu.max"
+	cg_hogs a "$n"
+	cg_hogs b "$n"
+	sleep 2
+	read -r a b < <(cg_window 10 a b)
+	[ "$(sched_state)" != enabled ] || thr=$(cg_field a bw_nr_throttled)
+	echo max >"$CG/$CG_TOP/a/cpu.max"
+	sleep 1
+	read -r a2 b2 < <(cg_window 3 a b)
+	cg_clean
+	awk -v n="$n" -v a="$a" -v b="$b" -v a2="$a2" -v b2="$b2" -v t="$thr" \
+		'BEGIN { printf "%.3f %.3f %.3f %s\n", n * a / (a + b), n * b / (a + b), n * a2 / (a2 + b2), t }'
+}
+
+# cpu.max "50000 100000" holds a cgroup of a hog per CPU to half a CPU,
+# 0.45-0.55 (50% +-5 points of one CPU) over 10 s and within 0.05 of EEVDF's
+# in the same boot, while the unlimited cgroup beside it takes the rest; set
+# back to "max", its tasks run again at once (over 1.5 CPUs of the 2 its
+# weight gives it). The map counts the throttles (bpf/cgroup_bw.bpf.c).
+case_cgroup_cpu_max() {
+	cg_compare "$VM_OUT/cg_max.sched.log" cpu_max_usage || return 1
+	echo "a (cpu.max 0.5 CPU), b, a after max: EEVDF ${E[*]:0:3} CPUs, scx_cadence ${O[*]:0:3} CPUs; a throttled ${O[3]} times"
+	awk -v a="${O[0]}" -v e="${E[0]}" 'BEGIN { d = a - e; exit !(a >= 0.45 && a <= 0.55 && d <= 0.05 && -d <= 0.05) }' ||
+		fail "a ran ${O[0]} CPUs under cpu.max 0.5 (EEVDF ${E[0]})" || return 1
+	awk -v a="${O[2]}" 'BEGIN { exit !(a > 1.5) }' ||
+		fail "a ran ${O[2]} CPUs after cpu.max went to max (EEVDF ${E[2]})" || return 1
+	[ "${O[3]}" -gt 0 ] || fail "the cgroups map counted ${O[3]} throttles of a" || return 1
+	end_attached "$OURS_SEQ"
 }

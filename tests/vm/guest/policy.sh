@@ -106,7 +106,7 @@ case_pinned_maps() {
 		"freq_inject:aperf mperf" \
 		"cpu_cpufreq:target util issued supp_deadband supp_hysteresis supp_hold supp_rate iowait_boosts hist" \
 		"util_inject:util" \
-		"cgroups:cpu_weight weight active contributed parent_id level" \
+		"cgroups:cpu_weight weight active contributed parent_id level bw_throttled bw_quota_ns bw_period_ns bw_runtime_ns bw_nr_throttled" \
 		"idle_states:nr disabled residency_ns exit_latency_ns" \
 		"idle_table:generation learned nr_states hits intercepts total short_idles weight row_updates periods" \
 		"idle_cpu:entry_ns state work_synced work_generation periods lost_exits overtaken record_drops scores record_scores" \
