@@ -278,6 +278,7 @@ bool group_bw_charge(struct task_ctx *tctx, u64 now);
 bool group_bw_throttled(u64 cgroup_id);
 bool group_bw_task_throttled(struct task_struct *p);
 void group_bw_timer_setup(void);
+void group_bw_tick(void);
 
 /* main.bpf.c (place.bpf.h): the exit latency of @cpu's idle state. */
 void place_note_idle_exit(u32 cpu, u64 exit_ns);

@@ -27,7 +27,10 @@
  * Not done: a throttled cgroup still weighs in its parent's active weight
  * (cgroup.bpf.c), where the fair class takes it out of its parent's load;
  * the fair class's per-CPU slices of quota (sched_cfs_bandwidth_slice_us)
- * have no counterpart, as the runtime is one atomic counter.
+ * have no counterpart, as the runtime is one atomic counter. An exiting or
+ * migration-disabled task that the kernel queues without ops.enqueue()
+ * (neither SCX_OPS_ENQ_EXITING nor SCX_OPS_ENQ_MIGRATION_DISABLED is set)
+ * runs unthrottled, and is charged.
  */
 #include "cadence.bpf.h"
 #include "timers.bpf.h"
@@ -52,8 +55,8 @@ static u32 nr_bw_limited;
 static bool bw_timer_ready;
 /* The period timer is armed (or being armed). */
 static bool bw_timer_armed;
-/* A limit was lifted or changed: the timer's next run frees who it held. */
-static bool bw_release_pending;
+/* A task was held once: the tick watches that the timer runs (group_bw_tick()). */
+static bool bw_held_once;
 
 struct bw_timer_slot {
 	struct bpf_timer timer;
@@ -72,22 +75,25 @@ struct bw_refill {
 	u64 now;
 	/* The earliest end of a period still to come. */
 	u64 next;
-	/* Some cgroup's throttle was lifted: its tasks may run. */
-	bool released;
 };
 
 /*
  * Add @g's quota for each period that ended by @r->now, up to quota +
- * burst; lift its throttle if its runtime is back above 0. The chargers
- * subtract from the runtime meanwhile, without a lock: the sum is
- * exchanged only if no charge came between the read and the write.
+ * burst (fair.c's refill adds one quota per timer run, whatever the
+ * overrun: the same but while in debt); lift its throttle if its runtime
+ * is back above 0. A debt past CADENCE_BW_MAX_DEBT_QUOTAS quotas is
+ * forgiven: tasks that ran on before a tick saw the throttle must not keep
+ * the cgroup off the CPUs for so many periods that sched_ext's watchdog
+ * (30 s) ends the scheduler; tg_set_bandwidth() in kernel/sched/core.c
+ * keeps the quota at least 1 ms for the same reason.
+ * The chargers subtract meanwhile, without a lock: the quota goes in as an
+ * atomic add, and the clamp to the cap only if nothing came between.
  */
 static long bw_refill_one(struct bpf_map *map, u64 *id, struct cadence_cgroup *g,
 			  struct bw_refill *r)
 {
 	u64 quota = g->bw_quota_ns, period = g->bw_period_ns, periods;
-	s64 old, sum = 0, cap;
-	u32 i;
+	s64 add, sum, cap;
 
 	if (!quota || !period)
 		return 0;
@@ -96,19 +102,16 @@ static long bw_refill_one(struct bpf_map *map, u64 *id, struct cadence_cgroup *g
 		g->bw_period_end += periods * period;
 		if (periods > CADENCE_BW_MAX_REFILL_PERIODS)
 			periods = CADENCE_BW_MAX_REFILL_PERIODS;
+		add = (s64)(periods * quota);
+		sum = g->bw_runtime_ns;
+		if (sum < -(s64)(CADENCE_BW_MAX_DEBT_QUOTAS * quota))
+			add += -(s64)(CADENCE_BW_MAX_DEBT_QUOTAS * quota) - sum;
+		sum = __sync_fetch_and_add(&g->bw_runtime_ns, add) + add;
 		cap = (s64)(quota + g->bw_burst_ns);
-		for (i = 0; i < 4; i++) {
-			old = g->bw_runtime_ns;
-			sum = old + (s64)(periods * quota);
-			if (sum > cap)
-				sum = cap;
-			if (__sync_val_compare_and_swap(&g->bw_runtime_ns, old, sum) == old)
-				break;
-		}
-		if (sum > 0 && g->bw_throttled) {
+		if (sum > cap && __sync_val_compare_and_swap(&g->bw_runtime_ns, sum, cap) == sum)
+			sum = cap;
+		if (sum > 0 && g->bw_throttled)
 			g->bw_throttled = 0;
-			r->released = true;
-		}
 	}
 	if (g->bw_period_end < r->next)
 		r->next = g->bw_period_end;
@@ -137,8 +140,10 @@ static bool bw_chain_throttled(u64 id)
 
 /*
  * Send each task that waits in CADENCE_THROTTLE_DSQ, and that no throttled
- * cgroup holds any more, to the local DSQ of the CPU it last ran on (or of
- * one it may run on), and wake that CPU if idle.
+ * cgroup holds any more, to the local DSQ of an idle CPU it may run on,
+ * else of the CPU it last ran on (or of one it may run on), and wake that
+ * CPU if idle. Not to its LLC's queue: the queues' bookkeeping
+ * (fair.bpf.h) is enqueue()'s, which a move from a timer bypasses.
  */
 static void bw_release(void)
 {
@@ -150,7 +155,9 @@ static void bw_release(void)
 		tctx = lookup_task_ctx(p);
 		if (tctx && bw_chain_throttled(tctx->cgroup_id))
 			continue;
-		cpu = scx_bpf_task_cpu(p);
+		cpu = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
+		if (cpu < 0)
+			cpu = scx_bpf_task_cpu(p);
 		if (!bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
 			cpu = scx_bpf_pick_any_cpu(p->cpus_ptr, 0);
 		if (cpu < 0)
@@ -168,17 +175,21 @@ static int bw_period_timer_fn(void *map, int *key, struct bpf_timer *timer)
 	if (bpf_timers_stopped)
 		return 0;
 	bpf_for_each_map_elem(&cgroups, bw_refill_one, &r, 0);
-	if (r.released || bw_release_pending) {
-		bw_release_pending = false;
+	/*
+	 * Every pass that finds tasks waiting looks at each: one enqueue()
+	 * held while this pass lifted its throttle is in the DSQ only after
+	 * enqueue() returns, too late for the walk that followed the lift.
+	 */
+	if (scx_bpf_dsq_nr_queued(CADENCE_THROTTLE_DSQ) > 0)
 		bw_release();
-	}
-	if (!nr_bw_limited || r.next == ~0ULL) {
+	/* Nothing limited and nobody held: the timer stops. */
+	if ((!nr_bw_limited || r.next == ~0ULL) &&
+	    scx_bpf_dsq_nr_queued(CADENCE_THROTTLE_DSQ) <= 0) {
 		bw_timer_armed = false;
-		/* A limit set since the pass: arm again rather than miss it. */
-		if (!nr_bw_limited)
-			return 0;
-		r.next = r.now + CADENCE_BW_TIMER_MIN_NS;
+		return 0;
 	}
+	if (r.next == ~0ULL)
+		r.next = r.now + CADENCE_BW_TIMER_MIN_NS;
 	delay = r.next > r.now ? r.next - r.now : 0;
 	if (delay < CADENCE_BW_TIMER_MIN_NS)
 		delay = CADENCE_BW_TIMER_MIN_NS;
@@ -221,45 +232,64 @@ static void bw_timer_arm(void)
 }
 
 /*
- * cpu.max of @cgrp: @quota_us of CPU time each @period_us, @burst_us more
- * kept when unused; @quota_us CADENCE_BW_QUOTA_INF: no limit. A new
- * setting starts a new period with a full quota, as tg_set_cfs_bandwidth()
- * does, and frees whoever the old one held.
+ * @g counts in nr_bw_limited while @limited. Two writes of cpu.max and
+ * cpu.max.burst may come at once (tg_set_bandwidth() takes no lock the
+ * callback sees): the flag changes by compare-and-swap, so only one counts.
  */
-__hidden void group_bw_set(struct cgroup *cgrp, u64 period_us, u64 quota_us, u64 burst_us)
+static void bw_count_limit(struct cadence_cgroup *g, bool limited)
 {
-	struct cadence_cgroup *g = group_of(cgrp->kn->id);
-	bool limited = quota_us != CADENCE_BW_QUOTA_INF && period_us && quota_us;
-	bool was_limited;
+	if (limited) {
+		if (__sync_val_compare_and_swap(&g->bw_limited, 0, 1) == 0)
+			__sync_fetch_and_add(&nr_bw_limited, 1);
+	} else if (__sync_val_compare_and_swap(&g->bw_limited, 1, 0) == 1) {
+		__sync_fetch_and_sub(&nr_bw_limited, 1);
+	}
+}
 
-	if (!g)
-		return;
-	was_limited = g->bw_quota_ns;
+/*
+ * cpu.max of cgroup @g: @quota_us of CPU time each @period_us, @burst_us
+ * more kept when unused; @quota_us CADENCE_BW_QUOTA_INF: no limit. A new
+ * setting starts a new period with a full quota (tg_set_cfs_bandwidth()
+ * adds a quota up to quota + burst and forgives the per-CPU debts) and
+ * lifts the throttle: true if it lifted one, whose tasks wait.
+ */
+static bool bw_apply(struct cadence_cgroup *g, u64 period_us, u64 quota_us, u64 burst_us)
+{
+	bool limited = quota_us != CADENCE_BW_QUOTA_INF && period_us && quota_us;
+	bool lifted = g->bw_throttled;
+
 	g->bw_period_ns = period_us * CADENCE_NSEC_PER_USEC;
 	g->bw_burst_ns = burst_us * CADENCE_NSEC_PER_USEC;
 	g->bw_runtime_ns = limited ? (s64)(quota_us * CADENCE_NSEC_PER_USEC) : 0;
 	g->bw_period_end = scx_bpf_now() + g->bw_period_ns;
 	g->bw_quota_ns = limited ? quota_us * CADENCE_NSEC_PER_USEC : 0;
-	if (g->bw_throttled) {
-		g->bw_throttled = 0;
-		bw_release_pending = true;
-	}
-	if (limited && !was_limited)
-		__sync_fetch_and_add(&nr_bw_limited, 1);
-	else if (!limited && was_limited)
-		__sync_fetch_and_sub(&nr_bw_limited, 1);
+	g->bw_throttled = 0;
+	bw_count_limit(g, limited);
+	return lifted;
+}
+
+/* ops.cgroup_set_bandwidth(): the timer frees whoever the old limit held. */
+__hidden void group_bw_set(struct cgroup *cgrp, u64 period_us, u64 quota_us, u64 burst_us)
+{
+	struct cadence_cgroup *g = group_of(cgrp->kn->id);
+
+	if (g && bw_apply(g, period_us, quota_us, burst_us))
+		bw_timer_arm();
 }
 
 /*
  * A cgroup met at attach, or created: the cpu.max it already has, where
- * the kernel passes it (since Linux 6.17).
+ * the kernel passes it (since Linux 6.17). It holds nobody yet.
  */
 __hidden void group_bw_init(struct cgroup *cgrp, struct scx_cgroup_init_args *args)
 {
-	if (!bpf_core_field_exists(args->bw_quota_us))
+	struct cadence_cgroup *g;
+
+	if (!bpf_core_field_exists(args->bw_quota_us) || args->bw_quota_us == CADENCE_BW_QUOTA_INF)
 		return;
-	if (args->bw_quota_us != CADENCE_BW_QUOTA_INF)
-		group_bw_set(cgrp, args->bw_period_us, args->bw_quota_us, args->bw_burst_us);
+	g = group_of(cgrp->kn->id);
+	if (g)
+		bw_apply(g, args->bw_period_us, args->bw_quota_us, args->bw_burst_us);
 }
 
 /* A cgroup removed (it holds no task): its limit no longer counts. */
@@ -267,10 +297,21 @@ __hidden void group_bw_forget(struct cgroup *cgrp)
 {
 	struct cadence_cgroup *g = group_of(cgrp->kn->id);
 
-	if (g && g->bw_quota_ns) {
+	if (g) {
 		g->bw_quota_ns = 0;
-		__sync_fetch_and_sub(&nr_bw_limited, 1);
+		bw_count_limit(g, false);
 	}
+}
+
+/*
+ * Each tick: a task held while the timer stopped (an enqueue() that saw
+ * the throttle just before a new cpu.max lifted it and the timer's last
+ * pass) would wait for a timer that no one arms; the tick arms it.
+ */
+__hidden void group_bw_tick(void)
+{
+	if (bw_held_once && !bw_timer_armed && scx_bpf_dsq_nr_queued(CADENCE_THROTTLE_DSQ) > 0)
+		bw_timer_arm();
 }
 
 /*
@@ -314,6 +355,7 @@ __hidden bool group_bw_throttled(u64 cgroup_id)
 	if (!nr_bw_limited || !bw_chain_throttled(cgroup_id))
 		return false;
 	/* Whoever it holds waits for the timer: it must run (bw_timer_arm()). */
+	bw_held_once = true;
 	if (!bw_timer_armed)
 		bw_timer_arm();
 	return true;

@@ -36,6 +36,14 @@ enum cadence_cgroup_consts {
 	 * 2^44 us, max_bw_runtime_us in kernel/sched/core.c).
 	 */
 	CADENCE_BW_MAX_REFILL_PERIODS = 4,
+	/*
+	 * The most debt a cgroup keeps, in quotas: at most this many periods
+	 * throttled to pay it, 8 s at cpu.max's longest period (1 s), inside
+	 * sched_ext's 30 s watchdog. Under TCG, whose ticks reach a busy vCPU
+	 * late, a cgroup of 4 hogs at 0.5 CPU ran up more than one quota of
+	 * debt: forgiven at one quota, it got 0.56 CPU (EEVDF 0.52).
+	 */
+	CADENCE_BW_MAX_DEBT_QUOTAS = 8,
 };
 
 /*
@@ -69,6 +77,9 @@ struct cadence_cgroup {
 	 * is used up, here (cgroup_bw.bpf.c).
 	 */
 	u32 bw_throttled;
+	/* It has a limit and counts among the limited cgroups (cgroup_bw.bpf.c). */
+	u32 bw_limited;
+	u32 __pad;
 	/*
 	 * cpu.max and cpu.max.burst, in ns: @bw_quota_ns of CPU time each
 	 * @bw_period_ns, unused time kept up to @bw_burst_ns more. A quota

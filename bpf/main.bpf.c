@@ -393,6 +393,7 @@ void BPF_STRUCT_OPS(cadence_tick, struct task_struct *p)
 
 	/* Every busy CPU picks up a policy change within one tick. */
 	policy_snapshot(&pol);
+	group_bw_tick();
 	if (!tctx)
 		return;
 	/* Its cgroups' active weights moved since: so did its share. */

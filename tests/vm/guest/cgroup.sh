@@ -245,44 +245,53 @@ case_cgroup_moves_under_load() {
 	end_attached "$seq0"
 }
 
-# cpu_max_usage: a, with cpu.max "50000 100000" (half a CPU), and b, no
-# limit, run a hog per CPU each: 2n hogs keep all n CPUs busy, so a cgroup
-# runs n x its part of a + b's CPU time, in CPUs. (Under TCG, CPU time over
+# cpu_max_usage: a, with cpu.max "50000 100000" (half a CPU); p, with the
+# same, holding c, with no limit of its own; and b, no limit: a hog per CPU
+# in each of a, c and b. 3n hogs keep all n CPUs busy, so a cgroup runs n x
+# its part of the three's CPU time, in CPUs. (Under TCG, CPU time over
 # `sleep`'s wall time reads up to 20% high for every cgroup alike: the
-# window overruns and the guest's clocks drift apart.) Prints a's and b's
-# CPUs over 10 s under the limit; a's over 3 s from 1 s after its cpu.max
-# went back to "max"; and, scx_cadence only (else -), how often the pinned
-# cgroups map says a was throttled.
+# window overruns and the guest's clocks drift apart.) Prints a's, b's and
+# c's CPUs over 10 s; a's over 3 s from 1 s after its cpu.max went back to
+# "max"; and, scx_cadence only (else -), how often the pinned cgroups map
+# says a was throttled.
 cpu_max_usage() {
-	local n a b a2 b2 thr=-
+	local n a b c a2 b2 c2 thr=-
 	n=$(nproc)
-	cg_make a 100 b 100
+	cg_make a 100 b 100 p 100 p/c 100
 	echo "50000 100000" >"$CG/$CG_TOP/a/cpu.max"
+	echo "50000 100000" >"$CG/$CG_TOP/p/cpu.max"
 	cg_hogs a "$n"
 	cg_hogs b "$n"
+	cg_hogs p/c "$n"
 	sleep 2
-	read -r a b < <(cg_window 10 a b)
+	read -r a b c < <(cg_window 10 a b p/c)
 	[ "$(sched_state)" != enabled ] || thr=$(cg_field a bw_nr_throttled)
 	echo max >"$CG/$CG_TOP/a/cpu.max"
 	sleep 1
-	read -r a2 b2 < <(cg_window 3 a b)
+	read -r a2 b2 c2 < <(cg_window 3 a b p/c)
 	cg_clean
-	awk -v n="$n" -v a="$a" -v b="$b" -v a2="$a2" -v b2="$b2" -v t="$thr" \
-		'BEGIN { printf "%.3f %.3f %.3f %s\n", n * a / (a + b), n * b / (a + b), n * a2 / (a2 + b2), t }'
+	awk -v n="$n" -v a="$a" -v b="$b" -v c="$c" -v a2="$a2" -v b2="$b2" -v c2="$c2" -v t="$thr" \
+		'BEGIN { s = a + b + c; s2 = a2 + b2 + c2;
+			printf "%.3f %.3f %.3f %.3f %s\n", n * a / s, n * b / s, n * c / s, n * a2 / s2, t }'
 }
 
 # cpu.max "50000 100000" holds a cgroup of a hog per CPU to half a CPU,
 # 0.45-0.55 (50% +-5 points of one CPU) over 10 s and within 0.05 of EEVDF's
-# in the same boot, while the unlimited cgroup beside it takes the rest; set
-# back to "max", its tasks run again at once (over 1.5 CPUs of the 2 its
-# weight gives it). The map counts the throttles (bpf/cgroup_bw.bpf.c).
+# in the same boot, and so does it a child without a limit of its own under
+# a parent with it, while the unlimited cgroup beside them takes the rest;
+# set back to "max", a's tasks run again at once (over 1 CPU: b's weight is
+# a's, and c's parent is still limited). The map counts the throttles
+# (bpf/cgroup_bw.bpf.c).
 case_cgroup_cpu_max() {
 	cg_compare "$VM_OUT/cg_max.sched.log" cpu_max_usage || return 1
-	echo "a (cpu.max 0.5 CPU), b, a after max: EEVDF ${E[*]:0:3} CPUs, scx_cadence ${O[*]:0:3} CPUs; a throttled ${O[3]} times"
-	awk -v a="${O[0]}" -v e="${E[0]}" 'BEGIN { d = a - e; exit !(a >= 0.45 && a <= 0.55 && d <= 0.05 && -d <= 0.05) }' ||
-		fail "a ran ${O[0]} CPUs under cpu.max 0.5 (EEVDF ${E[0]})" || return 1
-	awk -v a="${O[2]}" 'BEGIN { exit !(a > 1.5) }' ||
-		fail "a ran ${O[2]} CPUs after cpu.max went to max (EEVDF ${E[2]})" || return 1
-	[ "${O[3]}" -gt 0 ] || fail "the cgroups map counted ${O[3]} throttles of a" || return 1
+	echo "a (cpu.max 0.5 CPU), b, p/c (p's cpu.max 0.5 CPU), a after max: EEVDF ${E[*]:0:4} CPUs, scx_cadence ${O[*]:0:4} CPUs; a throttled ${O[4]} times"
+	local i
+	for i in 0 2; do
+		awk -v a="${O[i]}" -v e="${E[i]}" 'BEGIN { d = a - e; exit !(a >= 0.45 && a <= 0.55 && d <= 0.05 && -d <= 0.05) }' ||
+			fail "$([ $i = 0 ] && echo a || echo p/c) ran ${O[i]} CPUs under cpu.max 0.5 (EEVDF ${E[i]})" || return 1
+	done
+	awk -v a="${O[3]}" 'BEGIN { exit !(a > 1) }' ||
+		fail "a ran ${O[3]} CPUs after cpu.max went to max (EEVDF ${E[3]})" || return 1
+	[ "${O[4]}" -gt 0 ] || fail "the cgroups map counted ${O[4]} throttles of a" || return 1
 	end_attached "$OURS_SEQ"
 }
