@@ -15,14 +15,13 @@
  * enqueue() puts them in CADENCE_THROTTLE_DSQ instead of a queue. A task
  * charged past 0 before the tick saw it leaves a debt that the next
  * period's quota pays first, so over many periods the group gets its quota
- * exactly, whatever the tick's granularity.
+ * whatever the tick's granularity (up to a bound, bw_refill_one()).
  *
- * Refilled: one BPF timer, armed while any cgroup has a limit, fires at
- * the earliest end of a period, adds each ended period's quota up to quota
- * + burst (as __refill_cfs_bandwidth_runtime() in fair.c), lifts the
- * throttle of each cgroup whose runtime is back above 0, and sends the
- * tasks that no throttled cgroup holds any more to the local DSQ of the CPU
- * they last ran on.
+ * Refilled: one BPF timer, armed while any cgroup has a limit or a task
+ * waits, fires at the earliest end of a period, adds each ended period's
+ * quota up to quota + burst (bw_refill_one()), lifts the throttle of each
+ * cgroup whose runtime is back above 0, and sends the tasks that no
+ * throttled cgroup holds any more to an idle CPU (bw_release()).
  *
  * Not done: a throttled cgroup still weighs in its parent's active weight
  * (cgroup.bpf.c), where the fair class takes it out of its parent's load;
@@ -162,8 +161,12 @@ static void bw_release(void)
 			cpu = scx_bpf_pick_any_cpu(p->cpus_ptr, 0);
 		if (cpu < 0)
 			continue;
-		if (scx_bpf_dsq_move(BPF_FOR_EACH_ITER, p, SCX_DSQ_LOCAL_ON | cpu, 0))
-			scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+		scx_bpf_dsq_move(BPF_FOR_EACH_ITER, p, SCX_DSQ_LOCAL_ON | cpu, 0);
+		/*
+		 * Even if the move failed (the task left meanwhile): a CPU
+		 * claimed idle and not woken would stay off the idle mask.
+		 */
+		scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
 	}
 }
 
