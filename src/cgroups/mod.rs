@@ -1,7 +1,6 @@
 //! cgroup cpu.weight and cpu.max: what the BPF side (bpf/cgroup.bpf.c,
-//! bpf/cgroup_bw.bpf.c) holds of each
-//! cgroup, read back from the `cgroups` map with the cgroup's path and its
-//! CPU time (cgroupfs), for the stats.
+//! bpf/cgroup_bw.bpf.c) holds of each cgroup, read back from the `cgroups`
+//! map with the cgroup's path and its CPU time (cgroupfs), for the stats.
 
 #[cfg(test)]
 mod bpf_tests;

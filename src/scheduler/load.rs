@@ -81,16 +81,6 @@ impl<'a> Scheduler<'a> {
         skel.struct_ops.cadence_ops_mut().exit_dump_len = opts.exit_dump_len;
         skel.struct_ops.cadence_ops_mut().timeout_ms = opts.stall_timeout_ms;
 
-        // scx_ops_load! leaves ops.cgroup_set_bandwidth out where the
-        // kernel lacks it (before 6.17): cpu.max is then not enforced.
-        if let Ok(true) = compat::struct_has_field("sched_ext_ops", "cgroup_set_bandwidth") {
-            info!("kernel: cgroup cpu.max is enforced (ops.cgroup_set_bandwidth)");
-        } else {
-            warn!(
-                "kernel: cgroup cpu.max is not enforced: this kernel's sched_ext has no ops.cgroup_set_bandwidth (Linux 6.17 added it)"
-            );
-        }
-
         let cpus: Vec<usize> = llcs.cpu_llc.iter().map(|&(cpu, _)| cpu).collect();
         let perf_reads = freq::probe::perf_reads_allowed();
         match &perf_reads {
@@ -132,6 +122,17 @@ impl<'a> Scheduler<'a> {
         if !rodata.bpf_timers_on {
             warn!(
                 "PREEMPT_RT kernel: no BPF timers, so wake-ups held back by slice.min_us, and latency.slice_timer_us, wait for the tick, and cgroup cpu.max is not enforced"
+            );
+        }
+        // scx_ops_load! leaves ops.cgroup_set_bandwidth out where the
+        // kernel lacks it (before 6.17): cpu.max is then not enforced.
+        if compat::struct_has_field("sched_ext_ops", "cgroup_set_bandwidth").unwrap_or(false) {
+            if rodata.bpf_timers_on {
+                info!("kernel: cgroup cpu.max is enforced (ops.cgroup_set_bandwidth)");
+            }
+        } else {
+            warn!(
+                "kernel: cgroup cpu.max is not enforced: this kernel's sched_ext has no ops.cgroup_set_bandwidth (Linux 6.17 added it)"
             );
         }
         rodata.nr_llcs = llcs.nr_llcs() as u32;
