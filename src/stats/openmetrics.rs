@@ -191,7 +191,65 @@ pub fn write_openmetrics<W: Write>(m: &Metrics, w: &mut W) -> Result<()> {
         }
     }
     write_idle(m, w)?;
+    write_cgroups(m, w)?;
     writeln!(w, "# EOF")?;
+    Ok(())
+}
+
+/// Each cgroup of the `cgroups` map, labelled by its path: its weight,
+/// share and cpu.max as gauges, its CPU time and throttles as counters.
+fn write_cgroups<W: Write>(m: &Metrics, w: &mut W) -> Result<()> {
+    type Value = fn(&super::cgroup::CgroupMetrics) -> u64;
+    let series: [(&str, &str, &str, Value); 6] = [
+        (
+            "cgroup_cpu_weight",
+            "gauge",
+            "cpu.weight of each cgroup",
+            |c| c.cpu_weight,
+        ),
+        (
+            "cgroup_active_weight",
+            "gauge",
+            "Weight of each cgroup's runnable tasks and active children (1024 = one nice-0 task)",
+            |c| c.active_weight,
+        ),
+        (
+            "cgroup_share_ppm",
+            "gauge",
+            "Share of the CPUs each cgroup's weight gives it against everything runnable now, ppm",
+            |c| c.share_ppm,
+        ),
+        (
+            "cgroup_max_millicpus",
+            "gauge",
+            "cpu.max of each cgroup in thousandths of a CPU (0: no limit)",
+            |c| (c.max_cpus * 1000.0).round() as u64,
+        ),
+        (
+            "cgroup_usage_us",
+            "counter",
+            "CPU time of each cgroup since boot, us (cpu.stat usage_usec)",
+            |c| c.usage_us,
+        ),
+        (
+            "cgroup_throttled",
+            "counter",
+            "Times each cgroup's cpu.max runtime ran out since attach",
+            |c| c.throttled,
+        ),
+    ];
+    for (name, kind, help, value) in series {
+        family(w, name, kind, help)?;
+        let suffix = if kind == "counter" { "_total" } else { "" };
+        for (path, c) in &m.cgroups {
+            writeln!(
+                w,
+                "{PREFIX}_{name}{suffix}{{cgroup=\"{}\"}} {}",
+                escape(path),
+                value(c)
+            )?;
+        }
+    }
     Ok(())
 }
 
@@ -274,7 +332,34 @@ mod tests {
         m.policy = "my \"odd\" policy".into();
         m.policy_generation = 3;
         m.cpufreq_driver = "cpufreq: intel_pstate active (powersave), hints not applied".into();
+        m.cgroups = BTreeMap::from([(
+            "/system.slice/a \"b\"".to_string(),
+            crate::stats::cgroup::CgroupMetrics {
+                id: 7,
+                cpu_weight: 300,
+                active_weight: 2048,
+                share_ppm: 750_000,
+                usage_us: 12_345,
+                max_cpus: 0.5,
+                throttled: 3,
+            },
+        )]);
         m
+    }
+
+    #[test]
+    fn cgroups_are_labelled_by_path() {
+        let text = exposition(&sample());
+        for line in [
+            "scx_cadence_cgroup_cpu_weight{cgroup=\"/system.slice/a \\\"b\\\"\"} 300\n",
+            "scx_cadence_cgroup_share_ppm{cgroup=\"/system.slice/a \\\"b\\\"\"} 750000\n",
+            "scx_cadence_cgroup_max_millicpus{cgroup=\"/system.slice/a \\\"b\\\"\"} 500\n",
+            "scx_cadence_cgroup_usage_us_total{cgroup=\"/system.slice/a \\\"b\\\"\"} 12345\n",
+            "scx_cadence_cgroup_throttled_total{cgroup=\"/system.slice/a \\\"b\\\"\"} 3\n",
+            "# TYPE scx_cadence_cgroup_throttled counter\n",
+        ] {
+            assert!(text.contains(line), "{line} missing in {text}");
+        }
     }
 
     #[test]

@@ -228,6 +228,7 @@ assert m["cpufreq"]["cpufreq_issued"] == sum(c["cpufreq_issued"] for c in m["cpu
 	tail -n 1 "$VM_OUT/stats.om" | grep -qx '# EOF' || fail "OpenMetrics without # EOF" || return 1
 	grep -q '^scx_cadence_enq_llc_total{cpu="0"} [0-9]*$' "$VM_OUT/stats.om" || fail "no per-CPU counter" || return 1
 	grep -q '^scx_cadence_policy_info{name="balanced"} 1$' "$VM_OUT/stats.om" || fail "no policy info" || return 1
+	grep -q '^scx_cadence_cgroup_cpu_weight{cgroup="/"} [0-9]*$' "$VM_OUT/stats.om" || fail "no per-cgroup series" || return 1
 	# Under the core order the default line shows its steps instead.
 	"$SCHED" ctl set placement.order=core >/dev/null || return 1
 	text=$("$SCHED" stats)
