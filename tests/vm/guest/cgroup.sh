@@ -69,16 +69,6 @@ cg_clean() {
 	[ ! -e "$CG/$CG_TOP" ] || echo "cg_clean: $CG/$CG_TOP left" >&2
 }
 
-# cg_no_hold: with scx_cadence attached, turns placement.hold off. Held
-# CPU-bound tasks wait for their own CPU, where they compete with that CPU's
-# tasks only, and cpu.weight shares across CPUs fall short: b's 75% came to
-# 70.3-70.8% with the hold (74.7-74.8% without), and 91% to 76.6-80.2%
-# (91.1%), in the same boots (issue 49's note). Until the hold weighs
-# weights, the cases with unequal weights measure the weights without it.
-cg_no_hold() {
-	[ "$(sched_state)" != enabled ] || "$SCHED" ctl set placement.hold=false >/dev/null
-}
-
 # cg_compare LOG FN: eevdf_then_ours LOG FN, with FN's two outputs split
 # into the arrays E (EEVDF's) and O (scx_cadence's).
 cg_compare() {
@@ -103,7 +93,6 @@ within() {
 flat_shares() {
 	local n a b c
 	n=$(nproc)
-	cg_no_hold
 	cg_make a 100 b 300 c 1000
 	sh -c "echo \$\$ >$CG/$CG_TOP/c/cgroup.procs && exec sleep 600" >/dev/null 2>&1 &
 	CG_PIDS="$CG_PIDS $!"
@@ -116,8 +105,7 @@ flat_shares() {
 }
 
 # Flat: the heavy cgroup's share is within 3 points of EEVDF's (75%), and a
-# heavy idle cgroup takes nothing: its sleeper's usage stays under 1%
-# (placement.hold off, cg_no_hold()).
+# heavy idle cgroup takes nothing: its sleeper's usage stays under 1%.
 case_fair_cgroup_flat_weights() {
 	cg_compare "$VM_OUT/cg_flat.sched.log" flat_shares || return 1
 	echo "cpu.weight 300 against 100: EEVDF ${E[0]}%, scx_cadence ${O[0]}%; idle cgroup of 1000: ${E[1]} and ${O[1]} per mille"
@@ -158,7 +146,6 @@ case_fair_cgroup_nested_weights() {
 weight_change_shares() {
 	local n a b a2 b2
 	n=$(nproc)
-	cg_no_hold
 	cg_make a 100 b 100
 	cg_hogs a "$n"
 	cg_hogs b "$n"
@@ -173,8 +160,7 @@ weight_change_shares() {
 
 # A weight changed from 100 to 1000 while its cgroup runs takes effect
 # within 1 s: b's share in the 5 s from 1 s after the change is within 3
-# points of EEVDF's (1000/1100 = 91%), and before it of EEVDF's 50%
-# (placement.hold off, cg_no_hold()).
+# points of EEVDF's (1000/1100 = 91%), and before it of EEVDF's 50%.
 case_cgroup_weight_change() {
 	cg_compare "$VM_OUT/cg_change.sched.log" weight_change_shares || return 1
 	echo "b at 100, then at 1000: EEVDF ${E[*]}%, scx_cadence ${O[*]}%"
@@ -204,8 +190,7 @@ cg_active() {
 # fourth through the root cgroup (whose tasks count nowhere), while b's
 # weight goes 300 -> 100 -> 300 each 50 moves; then every hog is alive, each
 # cgroup's active weight in the map is its hogs' (a nice-0 hog weighs 1024),
-# and the shares over 10 s are within 3 points of 75%, as before the moves
-# (placement.hold off, cg_no_hold()).
+# and the shares over 10 s are within 3 points of 75%, as before the moves.
 case_cgroup_moves_under_load() {
 	local n i pids hog to a b share act_a act_b
 	n=$(nproc)
@@ -213,7 +198,6 @@ case_cgroup_moves_under_load() {
 	start_sched "$VM_OUT/cg_moves.sched.log" || return 1
 	local seq0 t0
 	seq0=$(enable_seq)
-	cg_no_hold
 	cg_hogs a "$n"
 	cg_hogs b "$n"
 	read -r -a pids <<<"$CG_PIDS"
@@ -293,5 +277,33 @@ case_cgroup_cpu_max() {
 	awk -v a="${O[3]}" 'BEGIN { exit !(a > 1) }' ||
 		fail "a ran ${O[3]} CPUs after cpu.max went to max (EEVDF ${E[3]})" || return 1
 	[ "${O[4]}" -gt 0 ] || fail "the cgroups map counted ${O[4]} throttles of a" || return 1
+	end_attached "$OURS_SEQ"
+}
+
+# max_sibling_shares: p (100) holding c, with cpu.max "50000 100000", and d,
+# with no limit; q (100) beside p: a hog per CPU in each of c, d and q.
+# Prints d's share of d + q over 10 s.
+max_sibling_shares() {
+	local n c d q
+	n=$(nproc)
+	cg_make p 100 p/c 100 p/d 100 q 100
+	echo "50000 100000" >"$CG/$CG_TOP/p/c/cpu.max"
+	cg_hogs p/c "$n"
+	cg_hogs p/d "$n"
+	cg_hogs q "$n"
+	sleep 2
+	read -r c d q < <(cg_window 10 p/c p/d q)
+	cg_clean
+	echo "$(pct "$d" $((d + q)))"
+}
+
+# A cgroup throttled by its cpu.max holds no share of its parent: the fair
+# class takes a throttled group's entity off its parent's runqueue
+# (throttle_cfs_rq() in kernel/sched/fair.c), so its sibling d takes p's
+# part while c waits. d's share of d + q is within 3 points of EEVDF's.
+case_cgroup_cpu_max_frees_its_share() {
+	cg_compare "$VM_OUT/cg_max_share.sched.log" max_sibling_shares || return 1
+	echo "p/d beside q, p/c throttled at 0.5 CPU: EEVDF ${E[0]}%, scx_cadence ${O[0]}%"
+	within 3 "${O[0]}" "${E[0]}" || fail "d got ${O[0]}% of d + q, EEVDF ${E[0]}%" || return 1
 	end_attached "$OURS_SEQ"
 }
