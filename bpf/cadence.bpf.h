@@ -62,6 +62,14 @@ struct task_ctx {
 	/* The DSQ whose frontier @vtime is relative to (CADENCE_NO_QUEUE). */
 	u64 queue;
 	/*
+	 * Held on its CPU (enqueue()'s hold path), its vtime went from the
+	 * frame of @held_from, its LLC queue, into its CPU's own queue's:
+	 * @held_offset, frontier(@held_from) - frontier(own queue) then, takes
+	 * it back (fair.bpf.h, rebase_vtime()). CADENCE_NO_QUEUE: none.
+	 */
+	u64 held_from;
+	u64 held_offset;
+	/*
 	 * The queue whose clock's weight holds this task's weight, and the
 	 * weight it added: the task is runnable and counts in @queue, or
 	 * CADENCE_NO_QUEUE.

@@ -124,7 +124,7 @@ void BPF_STRUCT_OPS(cadence_enqueue, struct task_struct *p, u64 enq_flags)
 	s32 prev = scx_bpf_task_cpu(p), cpu;
 	const struct cadence_policy *pol;
 	bool make_room;
-	u64 dsq;
+	u64 dsq, from;
 
 	if (!tctx) {
 		scx_bpf_error("%s[%d] has no task context", p->comm, p->pid);
@@ -185,10 +185,14 @@ void BPF_STRUCT_OPS(cadence_enqueue, struct task_struct *p, u64 enq_flags)
 		     (cpu < 0 && tctx->stay_home && pol->place_hold && scx_bpf_task_running(p))) &&
 		    hold_has_room(prev, tctx) && bpf_cpumask_test_cpu(prev, p->cpus_ptr)) {
 			tctx->held = hold_busy(tctx);
-			if (queue_on_cpu(pol, p, tctx, prev, enq_flags))
+			from = tctx->queue;
+			if (queue_on_cpu(pol, p, tctx, prev, enq_flags)) {
 				tctx->held = false;
-			else if (tctx->held)
-				hold_taken(tctx, prev);
+			} else {
+				if (tctx->held)
+					hold_taken(tctx, prev);
+				note_held_from(tctx, from, prev);
+			}
 			stat_inc(enq_stay);
 			return;
 		}
@@ -490,6 +494,7 @@ void BPF_STRUCT_OPS(cadence_enable, struct task_struct *p)
 	/* A task entering sched_ext starts level with the first queue it enters. */
 	if (tctx) {
 		tctx->queue = CADENCE_NO_QUEUE;
+		tctx->held_from = CADENCE_NO_QUEUE;
 		tctx->queued = false;
 	}
 }
@@ -541,6 +546,7 @@ s32 BPF_STRUCT_OPS(cadence_init_task, struct task_struct *p, struct scx_init_tas
 	if (!tctx)
 		return -ENOMEM;
 	tctx->queue = CADENCE_NO_QUEUE;
+	tctx->held_from = CADENCE_NO_QUEUE;
 	tctx->counted_in = CADENCE_NO_QUEUE;
 	/* Weighed as in the root cgroup until it is first runnable. */
 	tctx->weight = task_weight(p);

@@ -157,6 +157,19 @@ static __always_inline bool queue_on_cpu(const struct cadence_policy *pol, struc
 	return false;
 }
 
+/*
+ * @tctx's task, its vtime in @from's frame, was queued to hold @cpu: if it
+ * came from @cpu's LLC queue, note its way back there (task_ctx.held_from,
+ * rebase_vtime()).
+ */
+static __always_inline void note_held_from(struct task_ctx *tctx, u64 from, s32 cpu)
+{
+	if (from != llc_dsq(cpu_llc_id(cpu)))
+		return;
+	tctx->held_from = from;
+	tctx->held_offset = frontier(from) - frontier(cpu_dsq(cpu));
+}
+
 /* A queue a CPU may take its next task from, and its head. */
 struct queue_head {
 	u64 dsq_id;
