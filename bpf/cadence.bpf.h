@@ -288,6 +288,10 @@ bool group_bw_task_throttled(struct task_struct *p);
 void group_bw_timer_setup(void);
 void group_bw_tick(void);
 
+/* main.bpf.c: queue a task released from its cgroup's cpu.max wait. */
+bool queue_released(const struct task_struct *p, struct task_ctx *tctx, s32 cpu, u64 *dsq,
+		    u64 *key);
+
 /* main.bpf.c (place.bpf.h): the exit latency of @cpu's idle state. */
 void place_note_idle_exit(u32 cpu, u64 exit_ns);
 

@@ -20,13 +20,14 @@
  * Refilled: one BPF timer, armed while any cgroup has a limit or a task
  * waits, fires at the earliest end of a period, adds each ended period's
  * quota up to quota + burst (bw_refill_one()), lifts the throttle of each
- * cgroup whose runtime is back above 0, and sends the tasks that no
- * throttled cgroup holds any more to an idle CPU (bw_release()).
+ * cgroup whose runtime is back above 0, and queues the tasks that no
+ * throttled cgroup holds any more in their LLC's queue (bw_release()).
+ * While they wait they weigh in no cgroup (enqueue(), main.bpf.c), as the
+ * fair class takes a throttled group out of its parent's load.
  *
- * Not done: a throttled cgroup still weighs in its parent's active weight
- * (cgroup.bpf.c), where the fair class takes it out of its parent's load;
- * the fair class's per-CPU slices of quota (sched_cfs_bandwidth_slice_us)
- * have no counterpart, as the runtime is one atomic counter. An exiting or
+ * Not done: the fair class's per-CPU slices of quota
+ * (sched_cfs_bandwidth_slice_us) have no counterpart, as the runtime is
+ * one atomic counter. An exiting or
  * migration-disabled task that the kernel queues without ops.enqueue()
  * (neither SCX_OPS_ENQ_EXITING nor SCX_OPS_ENQ_MIGRATION_DISABLED is set)
  * runs unthrottled, and is charged.
@@ -139,20 +140,21 @@ static bool bw_chain_throttled(u64 id)
 
 /*
  * Send each task that waits in CADENCE_THROTTLE_DSQ, and that no throttled
- * cgroup holds any more, to the local DSQ of an idle CPU it may run on,
- * else of the CPU it last ran on (or of one it may run on), and wake that
- * CPU if idle. Not to its LLC's queue: the queues' bookkeeping
- * (fair.bpf.h) is enqueue()'s, which a move from a timer bypasses.
+ * cgroup holds any more, to the queue of its LLC by deadline
+ * (queue_released(), main.bpf.c): of an idle CPU's LLC it may run on, else
+ * of the CPU it last ran on (or of one it may run on); and wake that CPU if
+ * it is idle.
  */
 static void bw_release(void)
 {
 	struct task_struct *p;
 	struct task_ctx *tctx;
+	u64 dsq, key;
 	s32 cpu;
 
 	bpf_for_each (scx_dsq, p, CADENCE_THROTTLE_DSQ, 0) {
 		tctx = lookup_task_ctx(p);
-		if (tctx && bw_chain_throttled(tctx->cgroup_id))
+		if (!tctx || bw_chain_throttled(tctx->cgroup_id))
 			continue;
 		cpu = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
 		if (cpu < 0)
@@ -161,7 +163,10 @@ static void bw_release(void)
 			cpu = scx_bpf_pick_any_cpu(p->cpus_ptr, 0);
 		if (cpu < 0)
 			continue;
-		scx_bpf_dsq_move(BPF_FOR_EACH_ITER, p, SCX_DSQ_LOCAL_ON | cpu, 0);
+		if (queue_released(p, tctx, cpu, &dsq, &key)) {
+			scx_bpf_dsq_move_set_vtime(BPF_FOR_EACH_ITER, key);
+			scx_bpf_dsq_move_vtime(BPF_FOR_EACH_ITER, p, dsq, 0);
+		}
 		/*
 		 * Even if the move failed (the task left meanwhile): a CPU
 		 * claimed idle and not woken would stay off the idle mask.

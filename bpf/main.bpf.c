@@ -118,6 +118,41 @@ s32 BPF_STRUCT_OPS(cadence_select_cpu, struct task_struct *p, s32 prev_cpu, u64 
 	return cpu;
 }
 
+/*
+ * cgroup_bw.bpf.c's period timer releases @p (@tctx), which waited for its
+ * cgroup's cpu.max: it goes into the queue of @cpu's LLC by deadline, as
+ * enqueue() queues a task, with the lag it had when it was held (a sleep's
+ * bound, note_sleep_lag()). Sent to a CPU's local DSQ instead, released
+ * tasks ran before everything queued and spent their quota first thing in
+ * the period: a throttled cgroup's sibling got 48.3% of its and a cgroup
+ * beside their parent's CPU time, EEVDF 43.3%; queued, 44.7% against
+ * 43.7% (case_cgroup_cpu_max_frees_its_share). Its weight moves into that
+ * queue's clock at its next enqueue (rebase_vtime()), not here: the timer
+ * holds no lock of @p's, which may leave meanwhile (quiescent() takes the
+ * weight out of the clock it counts in). Returns the queue and the key
+ * for scx_bpf_dsq_move_vtime() in @dsq and @key; false without @tctx.
+ */
+__hidden bool queue_released(const struct task_struct *p, struct task_ctx *tctx, s32 cpu, u64 *dsq,
+			     u64 *key)
+{
+	struct cadence_policy pol;
+	u64 llc;
+
+	if (!p || !tctx || !dsq || !key)
+		return false;
+	policy_snapshot(&pol);
+	llc = llc_dsq(cpu_llc_id(cpu));
+	move_vtime_frame(tctx, llc);
+	bound_lag(&pol, p, tctx, true);
+	tctx->deadline = task_deadline(p, tctx, task_slice(&pol, p, cpu));
+	note_queued(tctx, llc);
+	tctx->queued = true;
+	moves_placed(&tctx->moves, CADENCE_MOVE_QUEUE);
+	*dsq = llc;
+	*key = tctx->deadline;
+	return true;
+}
+
 void BPF_STRUCT_OPS(cadence_enqueue, struct task_struct *p, u64 enq_flags)
 {
 	struct task_ctx *tctx = lookup_task_ctx(p);
@@ -136,8 +171,17 @@ void BPF_STRUCT_OPS(cadence_enqueue, struct task_struct *p, u64 enq_flags)
 		return;
 	/* Only the hold path below queues it as holding its CPU. */
 	hold_release(tctx);
-	/* Its cgroup used up its cpu.max: it waits for the next period. */
+	/*
+	 * Its cgroup used up its cpu.max: it waits for the next period, and
+	 * weighs in no cgroup meanwhile (running() counts it again), as the
+	 * fair class takes a throttled group off its parent's runqueue
+	 * (throttle_cfs_rq() in kernel/sched/fair.c): its siblings share the
+	 * parent's part while it waits.
+	 */
 	if (group_bw_throttled(tctx->cgroup_id)) {
+		group_uncount(tctx);
+		/* The wait banks no priority: it keeps its lag as at a sleep. */
+		note_sleep_lag(tctx);
 		scx_bpf_dsq_insert(p, CADENCE_THROTTLE_DSQ, task_slice(pol, p, prev), enq_flags);
 		tctx->queued = false;
 		tctx->sync_wake = false;
@@ -329,6 +373,9 @@ void BPF_STRUCT_OPS(cadence_running, struct task_struct *p)
 	 */
 	tctx->stay_home = true;
 	hold_release(tctx);
+	/* Released from its cgroup's cpu.max wait (enqueue()): it weighs again. */
+	if (tctx->group_counted_in != tctx->cgroup_id)
+		group_count(tctx, task_weight(p));
 	/* Taken from a queue: the queue's frontier follows it (fair.bpf.h). */
 	if (tctx->queued) {
 		advance_frontier(tctx->queue, tctx->vtime);
