@@ -256,15 +256,40 @@ static __always_inline bool runs_lasting(u64 awake_since, u64 now)
 }
 
 /*
+ * Whether a task of util @util_l and weight @weight_l (task_ctx.weight) is
+ * light beside one of @util_h and @weight_h for placement.hold: less than
+ * half its util per unit of weight.
+ *
+ * Per unit of weight, because CPU-bound tasks that share CPUs fairly have
+ * util in proportion to their weights: by util alone, a hog of a cgroup of
+ * cpu.weight 100 beside one of 300 (util near 256 and 768, two hogs a CPU)
+ * was light, and the heavy hog waited for its own CPU each time the light
+ * one took it. With the hold's way back to the LLC frame (rebase_vtime())
+ * the 300 group got 71.6% of the CPU time by util alone (EEVDF 74.2%), and
+ * 72.8-73.7% by util per weight (EEVDF 73.5-74.4%), in
+ * case_fair_cgroup_flat_weights, case_cgroup_moves_under_load and
+ * diagnostic boots. A task that sleeps or waits keeps less util per weight
+ * than a hog beside it, as it kept less util. Both products stay far below
+ * 2^64: util is at most 1024, and a weight at most 102400 (a cgroup of
+ * cpu.weight 10000 below the root, whose share its tasks split;
+ * group_share.bpf.h), 88761 (nice -20) in the root.
+ */
+static __always_inline bool lighter_per_weight(u64 util_l, u32 weight_l, u64 util_h, u32 weight_h)
+{
+	return 2 * util_l * weight_h < util_h * weight_l;
+}
+
+/*
  * Whether a task running @light's task in place of @heavy's at @now should
  * leave @heavy waiting for its CPU (placement.hold): a short task beside a
  * CPU-bound one, one that has not been runnable long (runs_lasting()) or
- * has less than half its util.
+ * is light beside it (lighter_per_weight()).
  */
 static __always_inline bool displaces_lightly(const struct task_ctx *light,
 					      const struct task_ctx *heavy, u64 now)
 {
-	return !runs_lasting(light->awake_since, now) || 2 * hold_util(light) < hold_util(heavy);
+	return !runs_lasting(light->awake_since, now) ||
+	       lighter_per_weight(hold_util(light), light->weight, hold_util(heavy), heavy->weight);
 }
 
 /* Take @tctx's weight out of the clock it counts in, if any. */

@@ -141,8 +141,8 @@ static __always_inline bool mask_words(u64 *words, const struct cpumask *mask, u
 
 /*
  * in->light: of @t's CPUs, those whose running task is short now: it has
- * not been runnable for CADENCE_LASTING_NS without a sleep, or has less
- * than half the util of @tctx's task (cpu_runs[], latency.bpf.h). A CPU
+ * not been runnable for CADENCE_LASTING_NS without a sleep, or is light
+ * beside @tctx's task (lighter_per_weight(); cpu_runs[], latency.bpf.h). A CPU
  * between tasks (its record inactive, and not idle yet: the task stopped,
  * or a waker claimed it) is judged by the task it ran last: busy if that
  * one was lasting load, light if not. Judged busy whatever it ran, the
@@ -166,7 +166,8 @@ static __noinline void mark_light(struct cadence_place_in *in, const struct cade
 	__builtin_memset(in->light, 0, sizeof(in->light));
 	bpf_for (cpu, 0, t->nr_cpus) {
 		r = &cpu_runs[cpu_index(cpu)];
-		if (!runs_lasting(r->awake_since, now) || 2 * r->util < util)
+		if (!runs_lasting(r->awake_since, now) ||
+		    lighter_per_weight(r->util, r->weight, util, tctx->weight))
 			in->light[(cpu >> 6) & (CADENCE_CPU_WORDS - 1)] |= 1ULL << (cpu & 63);
 	}
 }

@@ -123,14 +123,14 @@ policy_fields! {
             "small_core: spread over small cores first (POWER9 halves, E-core clusters); core: the plain prev/idle-core order, for comparison",
             bpf place_order = PlaceOrder::bpf;
         hold: bool = Kind::Bool,
-            "Running tasks hold their CPU while short tasks come and go: an idle CPU takes a waiting task before a busy one gives up its own; a running task put back (preempted by a higher class or a waking task, or displaced by a short one) waits for its CPU, and only one displaced by a lasting task of like util is queued for any CPU; a running task moves to another small or big core only when that core has move_margin more free threads (idle, or running a short task: one awake less than 256 ms or lighter than half its own) at 8 slice ends or re-enqueues in a row (the margin with placement.order = small_core only)",
+            "Running tasks hold their CPU while short tasks come and go: an idle CPU takes a waiting task before a busy one gives up its own; a running task put back (preempted by a higher class or a waking task, or displaced by a short one) waits for its CPU, and only one displaced by a lasting task of like util per unit of weight is queued for any CPU; a running task moves to another small or big core only when that core has move_margin more free threads (idle, or running a short task: one awake less than 256 ms or lighter than half its own, per unit of weight) at 8 slice ends or re-enqueues in a row (the margin with placement.order = small_core only)",
             bpf place_hold = |v: bool| v as u32;
         // 2 is the least imbalance a move evens out instead of reversing
         // (bpf/place_search.bpf.h, pl_move_gain()); 64 is far above the
         // threads of any core today (POWER9/10 big cores have 8), and a
         // margin above a core's threads means running tasks never move.
         move_margin: u32 = Kind::Int { min: 2, max: 64, unit: "threads" },
-            "With hold: how many more free threads (idle, or running a short task: awake less than 256 ms or lighter than half its own) another small or big core must have for a running task to move there",
+            "With hold: how many more free threads (idle, or running a short task: awake less than 256 ms or lighter than half its own, per unit of weight) another small or big core must have for a running task to move there",
             bpf place_move_margin = |v: u32| v;
     }
 
