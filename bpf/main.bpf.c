@@ -120,35 +120,42 @@ s32 BPF_STRUCT_OPS(cadence_select_cpu, struct task_struct *p, s32 prev_cpu, u64 
 
 /*
  * cgroup_bw.bpf.c's period timer releases @p (@tctx), which waited for its
- * cgroup's cpu.max: it goes into the queue of @cpu's LLC by deadline, as
- * enqueue() queues a task, with the lag it had when it was held (a sleep's
- * bound, note_sleep_lag()). Sent to a CPU's local DSQ instead, released
- * tasks ran before everything queued and spent their quota first thing in
- * the period: a throttled cgroup's sibling got 48.3% of its and a cgroup
- * beside their parent's CPU time, EEVDF 43.3%; queued, 44.7% against
- * 43.7% (case_cgroup_cpu_max_frees_its_share). Its weight moves into that
- * queue's clock at its next enqueue (rebase_vtime()), not here: the timer
- * holds no lock of @p's, which may leave meanwhile (quiescent() takes the
- * weight out of the clock it counts in). Returns the queue and the key
- * for scx_bpf_dsq_move_vtime() in @dsq and @key; false without @tctx.
+ * cgroup's cpu.max: it goes into the queue of @cpu's LLC by deadline (of
+ * @cpu itself if @p may run there alone, task_pinned(): the LLC queue's
+ * other CPUs would pass it over), as enqueue() queues a task, with the lag
+ * it had when it was held (a sleep's bound, note_sleep_lag()). Sent to a
+ * CPU's local DSQ instead, released tasks ran before everything queued
+ * and spent their quota first thing in the period: a throttled cgroup's
+ * sibling got 48.3% of its and a cgroup beside their parent's CPU time,
+ * EEVDF 43.3%; queued, 44.7% against 43.7%
+ * (case_cgroup_cpu_max_frees_its_share). Returns the queue and the key for
+ * scx_bpf_dsq_move_vtime() in @dsq and @key; false without @tctx.
+ *
+ * The timer holds no lock of @p's. Its weight moves into that queue's
+ * clock at its next enqueue (rebase_vtime()), not here, as @p may leave
+ * meanwhile (quiescent() takes the weight out of the clock it counts in).
+ * Not covered: a dequeue and enqueue of @p (a renice, an affinity change
+ * or a cgroup move) at the moment the timer walks writes the same fields
+ * as this; the move then fails, and the fields may hold this call's values
+ * in place of enqueue()'s until @p's next enqueue.
  */
 __hidden bool queue_released(const struct task_struct *p, struct task_ctx *tctx, s32 cpu, u64 *dsq,
 			     u64 *key)
 {
 	struct cadence_policy pol;
-	u64 llc;
+	u64 queue;
 
 	if (!p || !tctx || !dsq || !key)
 		return false;
 	policy_snapshot(&pol);
-	llc = llc_dsq(cpu_llc_id(cpu));
-	move_vtime_frame(tctx, llc);
+	queue = task_pinned(p) ? cpu_dsq(cpu) : llc_dsq(cpu_llc_id(cpu));
+	move_vtime_frame(tctx, queue);
 	bound_lag(&pol, p, tctx, true);
 	tctx->deadline = task_deadline(p, tctx, task_slice(&pol, p, cpu));
-	note_queued(tctx, llc);
+	note_queued(tctx, queue);
 	tctx->queued = true;
 	moves_placed(&tctx->moves, CADENCE_MOVE_QUEUE);
-	*dsq = llc;
+	*dsq = queue;
 	*key = tctx->deadline;
 	return true;
 }
@@ -176,10 +183,13 @@ void BPF_STRUCT_OPS(cadence_enqueue, struct task_struct *p, u64 enq_flags)
 	 * weighs in no cgroup meanwhile (running() counts it again), as the
 	 * fair class takes a throttled group off its parent's runqueue
 	 * (throttle_cfs_rq() in kernel/sched/fair.c): its siblings share the
-	 * parent's part while it waits.
+	 * parent's part while it waits. Nor in its queue's clock, whose
+	 * frontier would drift slower for a weight that does not run (its
+	 * next enqueue counts it again, rebase_vtime()).
 	 */
 	if (group_bw_throttled(tctx->cgroup_id)) {
 		group_uncount(tctx);
+		uncount_weight(tctx);
 		/* The wait banks no priority: it keeps its lag as at a sleep. */
 		note_sleep_lag(tctx);
 		scx_bpf_dsq_insert(p, CADENCE_THROTTLE_DSQ, task_slice(pol, p, prev), enq_flags);
@@ -426,6 +436,13 @@ void BPF_STRUCT_OPS(cadence_quiescent, struct task_struct *p, u64 deq_flags)
 	group_uncount(tctx);
 	/* Dequeued while it held its CPU: it holds it no more. */
 	hold_release(tctx);
+	/*
+	 * Nor does the way back from the hold's frame (task_ctx.held_from):
+	 * applied after a sleep, it counted the sleep as a wait, and the task
+	 * came back up to two slices and a tick behind its LLC queue's
+	 * frontier, where a wake-up keeps at most slice_lag_ns (bound_lag()).
+	 */
+	tctx->held_from = CADENCE_NO_QUEUE;
 	/* Its lag now is what its next wake-up keeps (bound_lag()). */
 	if (deq_flags & SCX_DEQ_SLEEP)
 		note_sleep_lag(tctx);
