@@ -140,10 +140,10 @@ static bool bw_chain_throttled(u64 id)
 
 /*
  * Send each task that waits in CADENCE_THROTTLE_DSQ, and that no throttled
- * cgroup holds any more, to the queue of its LLC by deadline
- * (queue_released(), main.bpf.c): of an idle CPU's LLC it may run on, else
- * of the CPU it last ran on (or of one it may run on); and wake that CPU if
- * it is idle.
+ * cgroup holds any more, to the queue of its LLC by deadline, a pinned
+ * task to its CPU's own (queue_released(), main.bpf.c): of an idle CPU it
+ * may run on, else of the CPU it last ran on (or of one it may run on);
+ * and wake that CPU if it is idle.
  */
 static void bw_release(void)
 {
