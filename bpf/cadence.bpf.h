@@ -62,14 +62,6 @@ struct task_ctx {
 	/* The DSQ whose frontier @vtime is relative to (CADENCE_NO_QUEUE). */
 	u64 queue;
 	/*
-	 * Held on its CPU (enqueue()'s hold path), its vtime went from the
-	 * frame of @held_from, its LLC queue, into its CPU's own queue's:
-	 * @held_offset, frontier(@held_from) - frontier(own queue) then, takes
-	 * it back (fair.bpf.h, rebase_vtime()). CADENCE_NO_QUEUE: none.
-	 */
-	u64 held_from;
-	u64 held_offset;
-	/*
 	 * The queue whose clock's weight holds this task's weight, and the
 	 * weight it added: the task is runnable and counts in @queue, or
 	 * CADENCE_NO_QUEUE.
@@ -125,6 +117,14 @@ struct task_ctx {
 	 */
 	bool held;
 	s32 held_cpu;
+	/*
+	 * Queued by enqueue()'s hold path in its CPU's own queue, its vtime
+	 * still in the frame of its LLC queue (@queue), where it weighs and
+	 * whose frontier it drifts when it runs: it was not taken from that
+	 * queue, so the frontier does not follow it (running()). Reset at
+	 * every enqueue.
+	 */
+	bool hold_queued;
 	/*
 	 * When it was last queued in a DSQ, ns (scx_bpf_now()), and its
 	 * deadline then in the frame of its CPU's LLC queue: @deadline moved

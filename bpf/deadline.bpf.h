@@ -278,12 +278,18 @@ static __always_inline bool head_queued_first(const struct cadence_queue_head_or
  * of 7-9 ms; 3.8% of wake-ups past 20 ms against EEVDF's 0.1%, traced with
  * ftrace). Signed differences: right across wrap-around, and a head queued
  * a little ahead of @now by another CPU's clock has not waited.
+ *
+ * An own head in the LLC queue's frame (@own->llc_frame: a task holding its
+ * CPU) goes by deadline alone, as in one runqueue: no frontier's movement
+ * can keep it or the LLC queue's head waiting, and the waiting order let a
+ * light task held there run whenever it had waited 50 ms, which a task of
+ * a cgroup of cpu.weight 100 beside one of 1000 does between its turns.
  */
 static __always_inline bool own_head_first(const struct cadence_queue_head_order *own,
 					   const struct cadence_queue_head_order *llc, u64 now)
 {
-	if ((s64)(now - own->queued_at) >= (s64)CADENCE_CROSS_WAIT_NS ||
-	    (s64)(now - llc->queued_at) >= (s64)CADENCE_CROSS_WAIT_NS)
+	if (!own->llc_frame && ((s64)(now - own->queued_at) >= (s64)CADENCE_CROSS_WAIT_NS ||
+				(s64)(now - llc->queued_at) >= (s64)CADENCE_CROSS_WAIT_NS))
 		return head_queued_first(own, llc);
 	return (s64)(own->llc_deadline - llc->llc_deadline) < 0;
 }

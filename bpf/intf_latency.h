@@ -54,6 +54,11 @@ struct cadence_queue_head_order {
 	u64 queued_at;
 	/* Its deadline relative to its own queue's frontier now. */
 	s64 rel_deadline;
+	/*
+	 * A head of a CPU's own queue whose vtime is in the LLC queue's frame
+	 * (a task holding its CPU, task_ctx.hold_queued): 1, else 0.
+	 */
+	u32 llc_frame;
 };
 
 /*

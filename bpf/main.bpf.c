@@ -166,7 +166,7 @@ void BPF_STRUCT_OPS(cadence_enqueue, struct task_struct *p, u64 enq_flags)
 	s32 prev = scx_bpf_task_cpu(p), cpu;
 	const struct cadence_policy *pol;
 	bool make_room;
-	u64 dsq, from;
+	u64 dsq;
 
 	if (!tctx) {
 		scx_bpf_error("%s[%d] has no task context", p->comm, p->pid);
@@ -178,6 +178,7 @@ void BPF_STRUCT_OPS(cadence_enqueue, struct task_struct *p, u64 enq_flags)
 		return;
 	/* Only the hold path below queues it as holding its CPU. */
 	hold_release(tctx);
+	tctx->hold_queued = false;
 	/*
 	 * Its cgroup used up its cpu.max: it waits for the next period, and
 	 * weighs in no cgroup meanwhile (running() counts it again), as the
@@ -210,8 +211,8 @@ void BPF_STRUCT_OPS(cadence_enqueue, struct task_struct *p, u64 enq_flags)
 			stat_inc(wake_sync);
 		else
 			stat_inc(enq_pinned);
-		if (!queue_on_cpu(pol, p, tctx, prev, enq_flags) && !tctx->sync_wake &&
-		    (enq_flags & SCX_ENQ_WAKEUP))
+		if (!queue_on_cpu(pol, p, tctx, prev, cpu_dsq(prev), enq_flags) &&
+		    !tctx->sync_wake && (enq_flags & SCX_ENQ_WAKEUP))
 			wakeup_preempt(pol, p, tctx, prev, true);
 		tctx->sync_wake = false;
 		return;
@@ -232,20 +233,21 @@ void BPF_STRUCT_OPS(cadence_enqueue, struct task_struct *p, u64 enq_flags)
 		 * CPU is kicked to take it. Only while nothing else waits
 		 * there, or no other CPU-bound task holds it for a CPU-bound
 		 * one (hold_has_room()), and it may still run there; else it
-		 * queues in its LLC like any task.
+		 * queues in its LLC like any task. Its vtime stays in its LLC
+		 * queue's frame (task_ctx.hold_queued, move_vtime_frame()).
 		 */
 		if (!make_room &&
 		    (cpu == -EAGAIN ||
 		     (cpu < 0 && tctx->stay_home && pol->place_hold && scx_bpf_task_running(p))) &&
 		    hold_has_room(prev, tctx) && bpf_cpumask_test_cpu(prev, p->cpus_ptr)) {
 			tctx->held = hold_busy(tctx);
-			from = tctx->queue;
-			if (queue_on_cpu(pol, p, tctx, prev, enq_flags)) {
+			if (queue_on_cpu(pol, p, tctx, prev, llc_dsq(cpu_llc_id(prev)),
+					 enq_flags)) {
 				tctx->held = false;
 			} else {
 				if (tctx->held)
 					hold_taken(tctx, prev);
-				note_held_from(tctx, from, prev);
+				tctx->hold_queued = true;
 			}
 			stat_inc(enq_stay);
 			return;
@@ -386,11 +388,14 @@ void BPF_STRUCT_OPS(cadence_running, struct task_struct *p)
 	/* Released from its cgroup's cpu.max wait (enqueue()): it weighs again. */
 	if (tctx->group_counted_in != tctx->cgroup_id)
 		group_count(tctx, task_weight(p));
-	/* Taken from a queue: the queue's frontier follows it (fair.bpf.h). */
-	if (tctx->queued) {
+	/*
+	 * Taken from a queue: the queue's frontier follows it (fair.bpf.h);
+	 * but not one its vtime was not queued in (task_ctx.hold_queued).
+	 */
+	if (tctx->queued && !tctx->hold_queued)
 		advance_frontier(tctx->queue, tctx->vtime);
-		tctx->queued = false;
-	}
+	tctx->queued = false;
+	tctx->hold_queued = false;
 	/* The deadline of the slice it got, queued or not. */
 	tctx->deadline = task_deadline(p, tctx, p->scx.slice);
 	run_record(cpu, p, tctx, now);
@@ -436,13 +441,6 @@ void BPF_STRUCT_OPS(cadence_quiescent, struct task_struct *p, u64 deq_flags)
 	group_uncount(tctx);
 	/* Dequeued while it held its CPU: it holds it no more. */
 	hold_release(tctx);
-	/*
-	 * Nor does the way back from the hold's frame (task_ctx.held_from):
-	 * applied after a sleep, it counted the sleep as a wait, and the task
-	 * came back up to two slices and a tick behind its LLC queue's
-	 * frontier, where a wake-up keeps at most slice_lag_ns (bound_lag()).
-	 */
-	tctx->held_from = CADENCE_NO_QUEUE;
 	/* Its lag now is what its next wake-up keeps (bound_lag()). */
 	if (deq_flags & SCX_DEQ_SLEEP)
 		note_sleep_lag(tctx);
@@ -558,7 +556,6 @@ void BPF_STRUCT_OPS(cadence_enable, struct task_struct *p)
 	/* A task entering sched_ext starts level with the first queue it enters. */
 	if (tctx) {
 		tctx->queue = CADENCE_NO_QUEUE;
-		tctx->held_from = CADENCE_NO_QUEUE;
 		tctx->queued = false;
 	}
 }
@@ -610,7 +607,6 @@ s32 BPF_STRUCT_OPS(cadence_init_task, struct task_struct *p, struct scx_init_tas
 	if (!tctx)
 		return -ENOMEM;
 	tctx->queue = CADENCE_NO_QUEUE;
-	tctx->held_from = CADENCE_NO_QUEUE;
 	tctx->counted_in = CADENCE_NO_QUEUE;
 	/* Weighed as in the root cgroup until it is first runnable. */
 	tctx->weight = task_weight(p);

@@ -98,6 +98,7 @@ fn head(
         llc_deadline,
         queued_at,
         rel_deadline,
+        llc_frame: 0,
     }
 }
 
@@ -382,6 +383,30 @@ fn past_the_wait_bound_the_head_queued_first_runs_first() {
 }
 
 #[test]
+fn a_head_holding_its_cpu_in_the_llc_frame_goes_by_deadline_alone() {
+    let Some(s) = program() else { return };
+    // A light task held in its CPU's own queue, its vtime in the LLC
+    // queue's frame, queued 60 ms ago with a deadline 1 ms later than the
+    // LLC queue's head, queued just now: both deadlines are in one frame,
+    // so the later one waits, however long (as in one runqueue); the
+    // waiting order would run it first.
+    let mut own = head(5_001 * MS, 0, 0);
+    own.llc_frame = 1;
+    let llc = head(5_000 * MS, 60 * MS, 0);
+    assert!(!own_first(&s, own, llc, 60 * MS));
+    assert!(!own_first(&s, own, llc, 10 * CROSS_WAIT));
+    // Its deadline earlier, it runs first, whoever waited longer.
+    own.llc_deadline = 4_999 * MS;
+    own.queued_at = 60 * MS;
+    let llc = head(5_000 * MS, 0, 0);
+    assert!(own_first(&s, own, llc, 10 * CROSS_WAIT));
+    // The same heads, the own one in its own queue's frame: past the
+    // bound, the waiting order.
+    own.llc_frame = 0;
+    assert!(!own_first(&s, own, llc, 10 * CROSS_WAIT));
+}
+
+#[test]
 fn cross_queue_order_is_right_across_wrap_around_and_clock_skew() {
     let Some(s) = program() else { return };
     // Deadlines either side of 2^64: 100 ns before it is earlier than 50
@@ -422,15 +447,19 @@ fn cross_queue_order_matches_the_rule_on_random_inputs() {
         // One case in four queued at the same ns, for the tie-break.
         let llc_q = if rng.below(4) == 0 { own_q } else { llc_q };
         let at = |base: u64, off: i128| base.wrapping_add(off as i64 as u64);
+        // One own head in four holds its CPU in the LLC queue's frame.
+        let llc_frame = rng.below(4) == 0;
         let waited = |q: i128| now - q >= CROSS_WAIT as i128;
-        let want = if waited(own_q) || waited(llc_q) {
+        let want = if !llc_frame && (waited(own_q) || waited(llc_q)) {
             own_q < llc_q || (own_q == llc_q && own_r < llc_r)
         } else {
             own_d < llc_d
         };
+        let mut own = head(at(dbase, own_d), at(tbase, own_q), own_r);
+        own.llc_frame = llc_frame.into();
         let got = own_first(
             &s,
-            head(at(dbase, own_d), at(tbase, own_q), own_r),
+            own,
             head(at(dbase, llc_d), at(tbase, llc_q), llc_r),
             at(tbase, now),
         );
