@@ -84,7 +84,8 @@ struct task_ctx {
 	u64 parity_ran;
 	/*
 	 * The virtual deadline (deadline.bpf.h) of the slice it is queued
-	 * with or runs: its key in every DSQ.
+	 * with or runs, in @queue's frame: its key in a DSQ of that frame
+	 * (but one holding its CPU: queues.bpf.h, note_queued()).
 	 */
 	u64 deadline;
 	/* Utilization (util.bpf.c). */

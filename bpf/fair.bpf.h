@@ -87,7 +87,11 @@
  * picks the earliest deadline of one runqueue; once either head has waited
  * CADENCE_CROSS_WAIT_NS, the one queued first (deadline.bpf.h,
  * own_head_first()). A running task whose slice ended yields to any task
- * waiting in the other queue. So no head waits on the other queue past that
+ * waiting in the other queue. A task holding its CPU (placement.hold)
+ * waits in that CPU's own queue with its vtime in the LLC queue's frame
+ * (task_ctx.hold_queued): it goes before the LLC queue's head and before
+ * the running task by deadline alone, as in one runqueue. So no head
+ * waits on the other queue past that
  * bound for tasks queued after it, however the frontiers move; but where
  * the LLC queue's head may not run on this CPU: move_to_local() then takes
  * a later task (above), and a task of the own queue has take_starved()'s
@@ -264,9 +268,11 @@ static __always_inline bool runs_lasting(u64 awake_since, u64 now)
  * util in proportion to their weights: by util alone, a hog of a cgroup of
  * cpu.weight 100 beside one of 300 (util near 256 and 768, two hogs a CPU)
  * was light, and the heavy hog waited for its own CPU each time the light
- * one took it. With the hold's way back to the LLC frame (rebase_vtime())
- * the 300 group got 71.6% of the CPU time by util alone (EEVDF 74.2%), and
- * 72.8-73.7% by util per weight (EEVDF 73.5-74.4%), in
+ * one took it. With held tasks brought back to the LLC queue's frame by
+ * the frontiers' difference when they were held (a build before held
+ * tasks kept that frame, move_vtime_frame()), the 300 group got 71.6% of
+ * the CPU time by util alone (EEVDF 74.2%), and 72.8-73.7% by util per
+ * weight (EEVDF 73.5-74.4%), in
  * case_fair_cgroup_flat_weights, case_cgroup_moves_under_load and
  * diagnostic boots. A task that sleeps or waits keeps less util per weight
  * than a hog beside it, as it kept less util. Both products stay far below

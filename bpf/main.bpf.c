@@ -12,7 +12,9 @@
  * before both local heads; else its task runs on while first in its own
  * queue and nobody waits in the CPU's other queue; else it takes the head
  * of its two queues with the earlier deadline in the LLC's frame, or, past
- * a bound, the one queued first; idle, it steals from other LLCs.
+ * a bound, the one queued first; idle, it steals from other LLCs. A task
+ * holding its CPU (placement.hold) waits in the CPU's own DSQ with its
+ * vtime in the LLC queue's frame, and goes by deadline alone.
  *
  * Fairness (fair.bpf.h, weight.bpf.h). Virtual time advances by
  * delta * 1024 / weight with the kernel's own nice-to-weight table, so two
@@ -152,11 +154,10 @@ __hidden bool queue_released(const struct task_struct *p, struct task_ctx *tctx,
 	move_vtime_frame(tctx, queue);
 	bound_lag(&pol, p, tctx, true);
 	tctx->deadline = task_deadline(p, tctx, task_slice(&pol, p, cpu));
-	note_queued(tctx, queue);
+	*key = note_queued(tctx, queue);
 	tctx->queued = true;
 	moves_placed(&tctx->moves, CADENCE_MOVE_QUEUE);
 	*dsq = queue;
-	*key = tctx->deadline;
 	return true;
 }
 
@@ -312,11 +313,12 @@ void BPF_STRUCT_OPS(cadence_dispatch, s32 cpu, struct task_struct *prev)
 	/*
 	 * prev is first in its own queue and nothing may run here before it.
 	 * A lasting imbalance: not refilled, it is enqueued and moves. What
-	 * waits behind it here runs now: once prev left, nothing would wake
-	 * this CPU for it, and the CPU would idle with it queued.
+	 * waits here runs now (the earlier of the two heads): once prev left,
+	 * nothing would wake this CPU for it, and the CPU would idle with it
+	 * queued.
 	 */
 	if (hold_rebalance(pol, prev, pctx, cpu)) {
-		take_queue(end.home_dsq, cpu);
+		take_queue(end.next_dsq, cpu);
 		stat_inc(dispatch_rebalance);
 		return;
 	}
@@ -441,6 +443,7 @@ void BPF_STRUCT_OPS(cadence_quiescent, struct task_struct *p, u64 deq_flags)
 	group_uncount(tctx);
 	/* Dequeued while it held its CPU: it holds it no more. */
 	hold_release(tctx);
+	tctx->hold_queued = false;
 	/* Its lag now is what its next wake-up keeps (bound_lag()). */
 	if (deq_flags & SCX_DEQ_SLEEP)
 		note_sleep_lag(tctx);

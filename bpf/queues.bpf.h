@@ -94,26 +94,31 @@ static __always_inline u64 key_behind_tail(u64 dsq, u64 key)
 
 /*
  * @tctx's task, with its deadline set, goes into @dsq now: note when, and
- * its deadline in the frame of its CPU's LLC queue (task_ctx.llc_deadline).
- * A CPU-bound task holding its CPU (task_ctx.held) goes behind the tasks
+ * its deadline in the frame of its CPU's LLC queue (task_ctx.llc_deadline);
+ * returns its key in @dsq. That is its deadline moved into @dsq's frame
+ * (they differ for a task holding its CPU: task_ctx.hold_queued). A
+ * CPU-bound task holding its CPU (task_ctx.held) goes behind the tasks
  * already waiting there, as they waited for that CPU before it was put back:
  * ordered by deadline among them, a CPU-bound task put back ran before the
  * pinned periodic thread it had kept waiting (cyclictest under CPU hogs).
  * Not inlined: enqueue()'s stack, as mark_sync_wake().
  */
-static __noinline void note_queued(struct task_ctx *tctx, u64 dsq)
+static __noinline u64 note_queued(struct task_ctx *tctx, u64 dsq)
 {
+	u64 key;
+
 	if (!tctx)
-		return;
-	/* Held in its LLC queue's frame (task_ctx.hold_queued): its key in @dsq's. */
+		return 0;
+	key = tctx->deadline;
 	if (dsq != tctx->queue)
-		tctx->deadline += frontier(dsq) - frontier(tctx->queue);
+		key += frontier(dsq) - frontier(tctx->queue);
 	if (tctx->held)
-		tctx->deadline = key_behind_tail(dsq, tctx->deadline);
+		key = key_behind_tail(dsq, key);
 	tctx->queued_at = scx_bpf_now();
-	tctx->llc_deadline = tctx->deadline;
+	tctx->llc_deadline = key;
 	if (dsq < CADENCE_MAX_CPUS)
 		tctx->llc_deadline += frontier(llc_dsq(cpu_llc_id(dsq))) - frontier(dsq);
+	return key;
 }
 
 /*
@@ -124,17 +129,18 @@ static __always_inline void queue_task(struct task_struct *p, struct task_ctx *t
 				       u64 slice_ns, u64 enq_flags)
 {
 	struct task_struct *head;
+	u64 key;
 
 	tctx->deadline = task_deadline(p, tctx, slice_ns);
-	note_queued(tctx, dsq);
+	key = note_queued(tctx, dsq);
 	if (enq_flags & SCX_ENQ_WAKEUP) {
 		head = __COMPAT_scx_bpf_dsq_peek(dsq);
-		if (head && vtime_before(tctx->deadline, head->scx.dsq_vtime))
+		if (head && vtime_before(key, head->scx.dsq_vtime))
 			stat_inc(wake_overtake);
 	}
 	tctx->queued = true;
 	moves_placed(&tctx->moves, CADENCE_MOVE_QUEUE);
-	scx_bpf_dsq_insert_vtime(p, dsq, slice_ns, tctx->deadline, enq_flags);
+	scx_bpf_dsq_insert_vtime(p, dsq, slice_ns, key, enq_flags);
 }
 
 /*
@@ -178,12 +184,13 @@ struct queue_head {
 
 /*
  * What dispatch_queues() leaves to the end of dispatch(): when it began,
- * and, with prev first in its own queue, prev's next slice and that queue.
+ * and, with prev first in its own queue, prev's next slice and the queue
+ * whose head runs here if prev leaves.
  */
 struct dispatch_end {
 	u64 now;
 	u64 pslice;
-	u64 home_dsq;
+	u64 next_dsq;
 };
 
 static __always_inline void peek_head(struct queue_head *q, u64 dsq_id)
@@ -470,8 +477,16 @@ static __noinline bool dispatch_queues(s32 cpu, struct task_struct *prev, struct
 			stat_inc(dispatch_make_room);
 			return true;
 		}
-		/* The rest is the caller's (cadence_dispatch()). */
-		end->home_dsq = home->dsq_id;
+		/*
+		 * The rest is the caller's (cadence_dispatch()). If prev
+		 * leaves, the earlier head runs next: a held head prev went
+		 * before may wait in the other queue (above).
+		 */
+		end->next_dsq =
+			own_q->present && (!llc_q->present ||
+					   own_head_first(&own_q->order, &llc_q->order, now))
+				? own_q->dsq_id
+				: llc_q->dsq_id;
 		end->pslice = pslice;
 		return false;
 	}
