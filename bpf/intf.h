@@ -289,6 +289,12 @@ struct cadence_cpu_stats {
 	/* Tasks taken from a CPU's own queue after waiting 250 jiffies (queues.bpf.h). */
 	u64 dispatch_starved;
 	/*
+	 * Tasks holding their CPU sent back to their LLC queue because a
+	 * lasting task of like util per weight went first there
+	 * (queues.bpf.h, unhold_behind()).
+	 */
+	u64 dispatch_unhold;
+	/*
 	 * Ticks that left a task's slice alone because it was inside an RCU
 	 * read-side critical section (main.bpf.c, tick()).
 	 */

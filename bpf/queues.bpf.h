@@ -331,6 +331,49 @@ static __noinline bool take_starved(s32 cpu)
 }
 
 /*
+ * The head of @cpu's own queue, @own, holds this CPU in its LLC queue's
+ * frame (task_ctx.hold_queued), and @llc, the LLC queue's head, goes
+ * before it at @now: if @llc is lasting work of like util per weight (it
+ * would not displace the held task lightly, displaces_lightly()), the held
+ * task goes back to the LLC queue by its deadline, where every CPU of the
+ * LLC sees it, as a task displaced by such a head is queued there
+ * (note_displaced()). Held, it waited a whole slice for this CPU while the
+ * others, not seeing it, took later LLC heads: a cgroup of cpu.weight 1000
+ * beside one of 100 (a hog per CPU each) got 82-84% where EEVDF gives 91%;
+ * 86-87% sent back (diagnostic boots, 4 CPUs).
+ * Short heads leave it held, so churn still does not move CPU-bound tasks.
+ * The held task waits in this CPU's DSQ and was last enqueued on this CPU,
+ * whose runqueue lock dispatch() holds: its task_ctx is this CPU's to
+ * change. Not inlined: dispatch_queues()'s stack.
+ */
+static __noinline void unhold_behind(s32 cpu, const struct queue_head *own,
+				     const struct queue_head *llc, u64 now)
+{
+	struct task_ctx *tctx, *hctx;
+	struct task_struct *p;
+
+	if (!own || !llc || !own->order.llc_frame || !own->task || !llc->task)
+		return;
+	tctx = lookup_task_ctx(own->task);
+	hctx = lookup_task_ctx(llc->task);
+	if (!tctx || !hctx || !tctx->hold_queued || displaces_lightly(hctx, tctx, now))
+		return;
+	bpf_for_each (scx_dsq, p, cpu_dsq(cpu), 0) {
+		if (p->pid != own->task->pid)
+			break;
+		scx_bpf_dsq_move_set_vtime(BPF_FOR_EACH_ITER, task_deadline(p, tctx, p->scx.slice));
+		if (scx_bpf_dsq_move_vtime(BPF_FOR_EACH_ITER, p, tctx->queue, 0)) {
+			hold_release(tctx);
+			tctx->hold_queued = false;
+			tctx->deadline = task_deadline(p, tctx, p->scx.slice);
+			tctx->llc_deadline = tctx->deadline;
+			stat_inc(dispatch_unhold);
+		}
+		break;
+	}
+}
+
+/*
  * @prev (@pctx) gives up its CPU to the head of @q at @now: with
  * placement.hold, if that head is short (it woke less than
  * CADENCE_LASTING_NS ago, or has less than half prev's util), prev waits
@@ -498,6 +541,8 @@ static __noinline bool dispatch_queues(s32 cpu, struct task_struct *prev, struct
 	} else {
 		first = llc_q;
 		second = own_q;
+		if (own_q->present && llc_q->present)
+			unhold_behind(cpu, own_q, llc_q, now);
 	}
 	if (take_head(first, cpu)) {
 		note_displaced(pol, pctx, first, now);

@@ -71,7 +71,7 @@ cg_clean() {
 
 # cg_no_hold: with scx_cadence attached, turns placement.hold off. With the
 # hold, a cgroup of cpu.weight 1000 beside one of 100 (a hog per CPU each)
-# gets 82-85% where EEVDF gives 89-91% (90-91% with the hold off), in
+# gets 86-87% where EEVDF gives 89-91% (90-91% with the hold off), in
 # diagnostic boots; 300 against 100 is within 3 points of EEVDF with it. Until the
 # hold keeps such ratios, case_cgroup_weight_change measures the weights
 # without it (issue 49's note).
