@@ -47,3 +47,13 @@ pub fn test_run_input<T: Copy>(ctx: &mut T) -> libbpf_rs::ProgramInput<'_> {
         ..Default::default()
     }
 }
+
+/// Run the syscall test program @prog with @ctx as its context, in place
+/// (test_run_input()); panics, naming @prog, if the kernel refuses the run.
+#[cfg(test)]
+pub fn test_run_in_place<T: Copy>(prog: &libbpf_rs::ProgramMut<'_>, ctx: &mut T) {
+    let name = prog.name().to_string_lossy().into_owned();
+    if let Err(e) = prog.test_run(test_run_input(ctx)) {
+        panic!("BPF_PROG_TEST_RUN of {name}: {e}");
+    }
+}

@@ -30,11 +30,7 @@ fn blank() -> bpf_intf::cadence_share_test {
 }
 
 fn run_ctx(s: &skel::CgroupTestSkel<'static>, ctx: &mut bpf_intf::cadence_share_test) {
-    let input = bpf_intf::test_run_input(ctx);
-    s.progs
-        .share_run
-        .test_run(input)
-        .expect("BPF_PROG_TEST_RUN of share_run");
+    bpf_intf::test_run_in_place(&s.progs.share_run, ctx);
     assert_ne!(ctx.share_weight, 0, "share_run could not read its input");
 }
 

@@ -97,12 +97,7 @@ impl BpfCpufreq {
             slot.iowait = s.iowait as u32;
             slot.idle = s.idle as u32;
         }
-        let input = bpf_intf::test_run_input(&mut ctx);
-        self.skel
-            .progs
-            .cpufreq_run
-            .test_run(input)
-            .expect("BPF_PROG_TEST_RUN of cpufreq_run");
+        bpf_intf::test_run_in_place(&self.skel.progs.cpufreq_run, &mut ctx);
         assert_eq!(ctx.error, 0, "cpufreq_run refused its input");
         let n = steps.len();
         Verdicts {

@@ -54,12 +54,7 @@ impl FreqRatio {
         ctx.freq_max_ratio = FREQ_MAX_RATIO;
         ctx.cpu_cap = cpu_cap;
         ctx.cpu = cpu;
-        let input = bpf_intf::test_run_input(&mut ctx);
-        self.skel
-            .progs
-            .freq_run
-            .test_run(input)
-            .expect("BPF_PROG_TEST_RUN of freq_run");
+        bpf_intf::test_run_in_place(&self.skel.progs.freq_run, &mut ctx);
         assert_eq!(ctx.error, 0, "freq_run refused its input");
         assert_eq!(ctx.no_ratio, 0, "no ratio from acnt {acnt}");
         assert_eq!(ctx.freq_ticks, 1);

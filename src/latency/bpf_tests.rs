@@ -24,11 +24,7 @@ struct Out {
 
 /// Run deadline_run on @ctx in place.
 fn run_ctx(s: &skel::DeadlineTestSkel<'static>, ctx: &mut bpf_intf::cadence_deadline_test) {
-    let input = bpf_intf::test_run_input(ctx);
-    s.progs
-        .deadline_run
-        .test_run(input)
-        .expect("BPF_PROG_TEST_RUN of deadline_run");
+    bpf_intf::test_run_in_place(&s.progs.deadline_run, ctx);
     assert_ne!(
         ctx.verdict,
         u32::MAX,
@@ -44,14 +40,16 @@ fn run(
     frontier: u64,
     pre: bpf_intf::cadence_preempt_in,
 ) -> Out {
-    // SAFETY: plain-data struct from bindgen; all zeroes is valid.
-    let mut ctx: bpf_intf::cadence_deadline_test = unsafe { std::mem::zeroed() };
-    ctx.vtime = vtime;
-    ctx.slice_ns = slice_ns;
-    ctx.weight = weight;
-    ctx.wmult = wmult;
-    ctx.frontier = frontier;
-    ctx.preempt = pre;
+    let mut ctx = bpf_intf::cadence_deadline_test {
+        vtime,
+        slice_ns,
+        weight,
+        wmult,
+        frontier,
+        preempt: pre,
+        // SAFETY: plain-data struct from bindgen; all zeroes is valid.
+        ..unsafe { std::mem::zeroed() }
+    };
     run_ctx(s, &mut ctx);
     let verdict = match ctx.verdict {
         bpf_intf::cadence_preempt_verdict_CADENCE_PREEMPT_YES => Verdict::Yes,

@@ -51,12 +51,7 @@ impl BpfPelt {
             slot.cpu_cap = s.cpu_cap;
             slot.op = s.op as u32;
         }
-        let input = bpf_intf::test_run_input(&mut ctx);
-        self.skel
-            .progs
-            .pelt_run
-            .test_run(input)
-            .expect("BPF_PROG_TEST_RUN of pelt_run");
+        bpf_intf::test_run_in_place(&self.skel.progs.pelt_run, &mut ctx);
         assert_eq!(ctx.error, 0, "pelt_run refused its input");
         Outcome {
             clock: Clock {

@@ -77,11 +77,7 @@ impl Glue {
         g.weight = WEIGHT;
         g.nr_events = events.len() as u32;
         g.events[..events.len()].copy_from_slice(events);
-        self.skel
-            .progs
-            .glue_run
-            .test_run(bpf_intf::test_run_input(&mut g))
-            .expect("BPF_PROG_TEST_RUN of glue_run");
+        bpf_intf::test_run_in_place(&self.skel.progs.glue_run, &mut g);
         assert_eq!(g.error, 0, "glue_run refused its input");
         g
     }

@@ -32,11 +32,7 @@ fn decay(bpf: &BpfPelt, calls: &[(u64, u64)]) -> Vec<u64> {
         d.n[i] = n;
     }
     d.nr = calls.len() as u32;
-    bpf.skel
-        .progs
-        .decay_run
-        .test_run(bpf_intf::test_run_input(&mut d))
-        .expect("BPF_PROG_TEST_RUN of decay_run");
+    bpf_intf::test_run_in_place(&bpf.skel.progs.decay_run, &mut d);
     assert_eq!(d.error, 0);
     d.out[..calls.len()].to_vec()
 }

@@ -128,12 +128,7 @@ impl Search {
 
     /// Runs place_run on @ctx, in place.
     fn place_run(&self, ctx: &mut bpf_intf::cadence_place_test) {
-        let input = bpf_intf::test_run_input(ctx);
-        self.skel
-            .progs
-            .place_run
-            .test_run(input)
-            .expect("BPF_PROG_TEST_RUN of place_run");
+        bpf_intf::test_run_in_place(&self.skel.progs.place_run, ctx);
         assert_ne!(ctx.cpu, -22, "place_run could not read its input");
     }
 }
@@ -181,12 +176,7 @@ impl Search {
     /// move_span() of a move from @from to @to, on this machine.
     fn span(&self, from: i32, to: i32) -> u32 {
         let mut ctx = bpf_intf::cadence_move_span_test { from, to, span: 0 };
-        let input = bpf_intf::test_run_input(&mut ctx);
-        self.skel
-            .progs
-            .move_span_run
-            .test_run(input)
-            .expect("BPF_PROG_TEST_RUN of move_span_run");
+        bpf_intf::test_run_in_place(&self.skel.progs.move_span_run, &mut ctx);
         assert_ne!(ctx.span, u32::MAX, "move_span_run found no table");
         ctx.span
     }
