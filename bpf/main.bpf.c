@@ -318,7 +318,11 @@ void BPF_STRUCT_OPS(cadence_dispatch, s32 cpu, struct task_struct *prev)
 	 * queued.
 	 */
 	if (hold_rebalance(pol, prev, pctx, cpu)) {
-		take_queue(end.next_dsq, cpu);
+		/* The earlier head may not run here: then the other's. */
+		if (!take_queue(end.next_dsq, cpu))
+			take_queue(end.next_dsq == cpu_dsq(cpu) ? llc_dsq(cpu_llc_id(cpu))
+								: cpu_dsq(cpu),
+				   cpu);
 		stat_inc(dispatch_rebalance);
 		return;
 	}

@@ -342,35 +342,45 @@ static __noinline bool take_starved(s32 cpu)
  * beside one of 100 (a hog per CPU each) got 82-84% where EEVDF gives 91%;
  * 86-87% sent back (diagnostic boots, 4 CPUs).
  * Short heads leave it held, so churn still does not move CPU-bound tasks.
- * The held task waits in this CPU's DSQ and was last enqueued on this CPU,
- * whose runqueue lock dispatch() holds: its task_ctx is this CPU's to
- * change. Not inlined: dispatch_queues()'s stack.
+ * A CPU-bound held task was compared by its key behind the own queue's
+ * tail (note_queued()): if its own deadline is before @llc's, it runs here
+ * now instead, as it would come first in the LLC queue (true). Moved, an
+ * idle CPU is kicked to take it. The held task waits in this CPU's DSQ
+ * and was last enqueued on this CPU, whose runqueue lock dispatch()
+ * holds: its task_ctx is this CPU's to change. Not inlined:
+ * dispatch_queues()'s stack.
  */
-static __noinline void unhold_behind(s32 cpu, const struct queue_head *own,
+static __noinline bool unhold_behind(s32 cpu, const struct queue_head *own,
 				     const struct queue_head *llc, u64 now)
 {
 	struct task_ctx *tctx, *hctx;
 	struct task_struct *p;
+	u64 deadline;
 
 	if (!own || !llc || !own->order.llc_frame || !own->task || !llc->task)
-		return;
+		return false;
 	tctx = lookup_task_ctx(own->task);
 	hctx = lookup_task_ctx(llc->task);
 	if (!tctx || !hctx || !tctx->hold_queued || displaces_lightly(hctx, tctx, now))
-		return;
+		return false;
 	bpf_for_each (scx_dsq, p, cpu_dsq(cpu), 0) {
 		if (p->pid != own->task->pid)
 			break;
-		scx_bpf_dsq_move_set_vtime(BPF_FOR_EACH_ITER, task_deadline(p, tctx, p->scx.slice));
+		deadline = task_deadline(p, tctx, p->scx.slice);
+		if (vtime_before(deadline, llc->deadline))
+			return true;
+		scx_bpf_dsq_move_set_vtime(BPF_FOR_EACH_ITER, deadline);
 		if (scx_bpf_dsq_move_vtime(BPF_FOR_EACH_ITER, p, tctx->queue, 0)) {
 			hold_release(tctx);
 			tctx->hold_queued = false;
-			tctx->deadline = task_deadline(p, tctx, p->scx.slice);
-			tctx->llc_deadline = tctx->deadline;
+			tctx->deadline = deadline;
+			tctx->llc_deadline = deadline;
 			stat_inc(dispatch_unhold);
+			kick_idle_for(p);
 		}
 		break;
 	}
+	return false;
 }
 
 /*
@@ -417,7 +427,7 @@ static __always_inline void keep_running(const struct cadence_policy *pol, struc
  * dispatch() on @cpu at end->now, all but its end: true if it took a task
  * or kept prev (@pctx, if prev is queued); false if prev is first in its
  * own queue and nothing may run here before it, with end->pslice and
- * end->home_dsq set for the caller, which decides whether prev moves
+ * end->next_dsq set for the caller, which decides whether prev moves
  * (hold_rebalance()) or runs on. Not inlined: the caller's frame, not
  * this one's, is on the call chain down the placement search, which the
  * verifier counts against 512 bytes.
@@ -538,11 +548,12 @@ static __noinline bool dispatch_queues(s32 cpu, struct task_struct *prev, struct
 	    (!llc_q->present || own_head_first(&own_q->order, &llc_q->order, now))) {
 		first = own_q;
 		second = llc_q;
+	} else if (own_q->present && llc_q->present && unhold_behind(cpu, own_q, llc_q, now)) {
+		first = own_q;
+		second = llc_q;
 	} else {
 		first = llc_q;
 		second = own_q;
-		if (own_q->present && llc_q->present)
-			unhold_behind(cpu, own_q, llc_q, now);
 	}
 	if (take_head(first, cpu)) {
 		note_displaced(pol, pctx, first, now);
