@@ -87,15 +87,15 @@
  * picks the earliest deadline of one runqueue; once either head has waited
  * CADENCE_CROSS_WAIT_NS, the one queued first (deadline.bpf.h,
  * own_head_first()). A running task whose slice ended yields to any task
- * waiting in the other queue. A task holding its CPU (placement.hold)
- * waits in that CPU's own queue with its vtime in the LLC queue's frame
- * (task_ctx.hold_queued): it goes before the LLC queue's head and before
- * the running task by deadline alone, as in one runqueue. So no head
- * waits on the other queue past that
+ * waiting in the other queue. So no head waits on the other queue past that
  * bound for tasks queued after it, however the frontiers move; but where
  * the LLC queue's head may not run on this CPU: move_to_local() then takes
  * a later task (above), and a task of the own queue has take_starved()'s
- * bound (main.bpf.c).
+ * bound (main.bpf.c). The exception is a task holding its CPU
+ * (placement.hold): it waits in that CPU's own queue with its vtime in the
+ * LLC queue's frame (task_ctx.hold_queued), and goes before the LLC
+ * queue's head and before the running task by deadline alone, as in one
+ * runqueue, within take_starved()'s bound.
  *
  * Busy LLCs balance (llc_to_balance()): stealing when idle never moves a
  * task between busy LLCs, and without it N tasks on one LLC and one on
