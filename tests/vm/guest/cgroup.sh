@@ -74,11 +74,8 @@ cg_clean() {
 # gets 86-87% where EEVDF gives 89-91% (90-91% with the hold off), in
 # diagnostic boots; 300 against 100 is within 3 points of EEVDF with it. Until the
 # hold keeps such ratios, case_cgroup_weight_change measures the weights
-# without it (issue 49's note).
-cg_no_hold() {
-	[ "$(sched_state)" != enabled ] || "$SCHED" ctl set placement.hold=false >/dev/null
-}
-
+# against EEVDF's without it (issue 49's note), and how fast a change takes
+# effect with it (weight_change_settles()).
 # cg_compare LOG FN: eevdf_then_ours LOG FN, with FN's two outputs split
 # into the arrays E (EEVDF's) and O (scx_cadence's).
 cg_compare() {
@@ -169,15 +166,43 @@ weight_change_shares() {
 	echo "$(pct "$b" $((a + b))) $(pct "$b2" $((a2 + b2)))"
 }
 
+# weight_change_settles: scx_cadence at the default policy (placement.hold
+# on): a (100) and b (100), a hog per CPU each; b's cpu.weight goes to 1000,
+# and b's share over the 5 s from 1 s after, then over the 5 s after those.
+# Prints both.
+weight_change_settles() {
+	local n a b a2 b2
+	n=$(nproc)
+	"$SCHED" ctl set placement.hold=true >/dev/null || return 1
+	cg_make a 100 b 100
+	cg_hogs a "$n"
+	cg_hogs b "$n"
+	sleep 2
+	echo 1000 >"$CG/$CG_TOP/b/cpu.weight"
+	sleep 1
+	read -r a b < <(cg_window 5 a b)
+	read -r a2 b2 < <(cg_window 5 a b)
+	cg_clean
+	echo "$(pct "$b" $((a + b))) $(pct "$b2" $((a2 + b2)))"
+}
+
 # A weight changed from 100 to 1000 while its cgroup runs takes effect
 # within 1 s: b's share in the 5 s from 1 s after the change is within 3
 # points of EEVDF's (1000/1100 = 91%), and before it of EEVDF's 50%
-# (placement.hold off, cg_no_hold()).
+# (placement.hold off, cg_no_hold()). At the default policy, the share over
+# those 5 s is within 3 points of the share over the next 5 (nothing left
+# to settle after 1 s), and both at least 30 points above an even 50%.
 case_cgroup_weight_change() {
 	cg_compare "$VM_OUT/cg_change.sched.log" weight_change_shares || return 1
 	echo "b at 100, then at 1000: EEVDF ${E[*]}%, scx_cadence ${O[*]}%"
 	within 3 "${O[0]}" "${E[0]}" || fail "at 100 b got ${O[0]}%, EEVDF ${E[0]}%" || return 1
 	within 3 "${O[1]}" "${E[1]}" || fail "at 1000 b got ${O[1]}%, EEVDF ${E[1]}%" || return 1
+	local d
+	read -r -a d < <(weight_change_settles)
+	echo "default policy, b at 1000: ${d[0]}% from 1 s after the change, ${d[1]}% 5 s later"
+	within 3 "${d[0]}" "${d[1]}" || fail "b's share went from ${d[0]}% to ${d[1]}% after the first 6 s" || return 1
+	awk -v a="${d[0]}" -v b="${d[1]}" 'BEGIN { exit !(a >= 80 && b >= 80) }' ||
+		fail "at 1000 b got ${d[0]}% and ${d[1]}% at the default policy" || return 1
 	end_attached "$OURS_SEQ"
 }
 
