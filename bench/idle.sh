@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The idle-prediction bench (issue 13, "How it is measured"): how often teo
-# and seed 003's weighted predictor pick the right idle state, as the seed
-# scores it, on
+# The idle-prediction bench (issue 13, "How it is measured"): how often teo,
+# seed 003's predictor and this project's per-choice variant pick the right
+# idle state, as the seed scores it, on
 #   - synthetic traces (bench/idle_traces.py: periodic, bimodal, a pattern
 #     that changes half way), made here, deterministic;
 #   - traces recorded in one VM boot under the seed's kinds of load
@@ -9,7 +9,7 @@
 #     pgbench-like), with the Intel state table from a file;
 # each replayed (`scx_cadence idle replay`, the BPF learner through
 # BPF_PROG_TEST_RUN, here on the host) with the Intel and the POWER9 tables,
-# for teo, weighted with seed 003's random pick and weighted with the
+# for teo, seed 003 and per_choice with a random pick and with the
 # heaviest pick (the balanced policy's). The VM part also measures the learner's BPF cost per
 # callback. Writes bench/results/<date>-<commit>-idle.md with seed 003's
 # own figures beside and a verdict per target of the issue.
@@ -42,7 +42,7 @@ python3 "$ROOT/bench/idle_traces.py" "$out"
 "$ROOT/tests/vm/boot.sh" --cpus 4 --memory 2G --out "$out" -- \
 	bash "$ROOT/bench/idle_guest.sh" "$seconds" "${tables[intel]}" "$rounds"
 
-# The balanced policy's knobs with seed 003's random pick instead of heaviest.
+# The balanced policy's knobs with the random pick instead of heaviest.
 printf '[idle]\npick = "random"\n' >"$out/random.toml"
 for trace in periodic bimodal changing wakeup hackbench sleepy pingpong; do
 	for table in intel power9; do
@@ -59,11 +59,10 @@ date=$(date +%Y-%m-%d)
 commit=$(git -C "$ROOT" rev-parse --short HEAD)
 result=$ROOT/bench/results/$date-$commit-idle.md
 {
-	echo "# Idle-state prediction: teo and weighted, $date"
+	echo "# Idle-state prediction: teo, seed and per_choice, $date"
 	echo
 	echo "Commit $commit. Each trace replayed through the BPF learner (\`scx_cadence idle replay\`)"
-	echo "with each state table (docs/idle-states/), balanced's [idle] knobs (learning_rate 10,"
-	echo "aging every 64 row updates)."
+	echo "with each state table (docs/idle-states/), balanced's [idle] knobs (learning_rate 10)."
 	echo
 	echo "- Synthetic traces: bench/idle_traces.py, 4 CPUs x 4000 periods each, seeded."
 	echo "- Recorded traces: one boot of QEMU TCG on one host thread, 4 vCPUs, Debian kernel"

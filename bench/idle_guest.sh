@@ -5,7 +5,7 @@
 #   1. record: `idle record` for SECONDS into $VM_OUT/LOAD.trace (and what
 #      the scheduler scored live, LOAD.live.json);
 #   2. learner: the same loads, not recorded, under the balanced policy
-#      (predictor weighted), a fresh scheduler; then the BPF cost per
+#      (predictor per_choice), a fresh scheduler; then the BPF cost per
 #      callback of its programs;
 #   3. off: the same under idle.predictor = off (the tracepoint returns at
 #      once), for the cost of the tracepoint without the learner.

@@ -18,8 +18,8 @@ residency, so the ideal of a mode never flips with the noise.
 Every period has sleep_length_ns = ENDLESS (no timer known: a non-timer
 wake-up, teo's intercepts, the case seed 003 is about; it is also what the
 VM's recordings hold, where no cpuidle governor asks for a sleep length),
-kernel_state -1 (no cpuidle driver), and a random u32 for the weighted
-pick, from the trace's own generator.
+kernel_state -1 (no cpuidle driver), and a random u32 for the random
+picks, from the trace's own generator.
 """
 
 import json
@@ -30,7 +30,7 @@ import sys
 # src/idle/reference.rs ENDLESS: i64::MAX, "nobody asked".
 ENDLESS = 2**63 - 1
 # Periods per CPU: enough for teo's bins (decay 7/8 a period) and the
-# weights (learning rate 10%, aging every 64 row updates) to settle many
+# weights (learning rate 10%) to settle many
 # times over, and for a changing pattern to leave 2000 periods after it.
 PERIODS = 4000
 # Each duration is drawn within +-10% of its mode: real periods jitter, and
@@ -63,8 +63,8 @@ PERIODIC = [35, 300, 1500, 15000]
 BIMODAL = [(5, 1500, 0.5), (5, 15000, 0.7), (35, 40000, 0.3), (5, 300, 0.9)]
 
 # changing: the first half one pattern, the second another, per CPU; tests
-# how fast each predictor unlearns (teo's bins decay by 7/8 a period, the
-# weights need aging, seed 003's missing piece).
+# how fast each predictor unlearns (teo's bins decay by 7/8 a period; the
+# weights move by the learning rate, within the seed's bounds).
 #   CPU 0: long (C6 / stop4) then short (C1 / snooze)
 #   CPU 1: short then long, the other way round
 #   CPU 2: bimodal 70% short then 30% short (the majority flips)

@@ -11,7 +11,7 @@
  * default_idle_call() with state 1. The exit only notes when the period
  * ended, since it is on the path of the wake-up that ended it (the CPU's
  * next task waits for it); the next entry, as the CPU has nothing to run,
- * scores the period and learns from it, then makes both predictions for
+ * scores the period and learns from it, then makes the predictions for
  * the new one from the CPU's table. A period is so learned from one idle
  * entry late, before any prediction that could use it: the predictions
  * are the same as if the exit had learned. Only a recording that ends, or
@@ -125,7 +125,14 @@ static __always_inline void idle_sync_work(struct cadence_idle_cpu *c, struct ca
 static __always_inline u32 idle_acting(const struct cadence_policy *pol,
 				       const struct cadence_idle_entry *e)
 {
-	return pol->idle_predictor == CADENCE_IDLE_PREDICTOR_WEIGHTED ? e->weighted : e->teo;
+	switch (pol->idle_predictor) {
+	case CADENCE_IDLE_PREDICTOR_PER_CHOICE:
+		return e->per_choice;
+	case CADENCE_IDLE_PREDICTOR_SEED:
+		return e->seed;
+	default:
+		return e->teo;
+	}
 }
 
 /*
@@ -144,7 +151,15 @@ static __always_inline bool idle_follow_record(struct cadence_idle_cpu *c,
 	c->record_gen = gen;
 	if (!(gen & 1))
 		return false;
-	__builtin_memset(&c->record_scores, 0, sizeof(c->record_scores));
+	/*
+	 * By source: the BPF backend inlines no memset over 1 KiB, and the
+	 * barrier keeps clang from merging the memsets into one.
+	 */
+#pragma unroll
+	for (u32 src = 0; src < CADENCE_IDLE_SOURCES; src++) {
+		__builtin_memset(c->record_scores.n[src], 0, sizeof(c->record_scores.n[src]));
+		barrier();
+	}
 	ev = bpf_ringbuf_reserve(&idle_trace, sizeof(*ev), 0);
 	if (!ev) {
 		c->record_drops++;
@@ -239,14 +254,9 @@ static __always_inline void idle_enter(u32 cpu, s32 kernel_state, u64 now)
 	/* Before idle_follow_record(): it began outside a recording joined now. */
 	if (c->ended_ns)
 		idle_learn_ended(c, t, s, ctl, &pol, cpu, now);
-	/*
-	 * Only the random pick draws, and a recording keeps a draw for its
-	 * replays; the heaviest pick skips the helper call.
-	 */
-	if (idle_follow_record(c, ctl, cpu) || pol.idle_pick == CADENCE_IDLE_PICK_RANDOM)
-		rand = bpf_get_prandom_u32();
-	else
-		rand = 0;
+	/* The seed's draw, and the per-choice pick's if random; a recording keeps it. */
+	idle_follow_record(c, ctl, cpu);
+	rand = bpf_get_prandom_u32();
 	idle_predict(&c->work, s, &pol, sleep_length, rand, kernel_state, &e);
 
 	c->entry = e;

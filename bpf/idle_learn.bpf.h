@@ -4,7 +4,7 @@
  * (idle.bpf.c, under the table's spin lock) and the replay program
  * (idle_replay.bpf.c) run the same code.
  *
- * Two predictions are made as each idle period starts:
+ * Three predictions are made as each idle period starts:
  *
  * - teo: mainline teo's selection (drivers/cpuidle/governors/teo.c,
  *   teo_select()) on its own bins: per state the decayed "hits" (the period
@@ -15,16 +15,21 @@
  *   the tick (tick_nohz_tick_stopped(), the time to the next tick) and the
  *   PM QoS limit is not modelled: the choice is that of a CPU whose tick
  *   runs and which has no latency limit.
- * - weighted: seed 003's matrix on top of it. Row = teo's choice; its
- *   weights (0..10000) say how often a period that started with that
- *   choice justified each state. The pick is weighted random (as the seed)
- *   or the heaviest. Unlike the seed it may pick deeper than teo's choice:
- *   the row, not teo, says how deep.
+ * - seed: seed 003 (RFC v2, "Weighted approach to gather and use history
+ *   in TEO governor", on teo of v5.7) on top of teo: only when teo's
+ *   history rule moved the choice shallower than the timer alone would (in
+ *   v5.7 the 8-interval rule, here the intercepts walk), a state no deeper
+ *   than teo's choice is drawn from the matrix row of that choice, each
+ *   enabled state by its weight. Its rows are kept by the state the seed
+ *   entered and learn toward the state v5.7 teo's update counted the
+ *   period for (seed_target()).
+ * - per-choice: this project's variant of the matrix. Row = teo's choice,
+ *   learning toward the deepest state the period justified; the row alone
+ *   says how deep, so it may pick deeper than teo. Weighted random, as the
+ *   seed, or the heaviest weight.
  *
- * At the end of the period both learn: teo's bins as teo_update() does, and
- * the row of teo's choice moves toward the state the period justified
- * (seed 003's update), with aging (the seed's missing piece) so that a
- * changed pattern is learned again.
+ * At the end of the period all three learn: teo's bins as teo_update()
+ * does, and each matrix by the seed's update rule (matrix_learn()).
  *
  * The functions with loops are global (__noinline, not static), so that
  * the verifier checks each once on its own: inlined, their nested bpf_for()
@@ -41,8 +46,11 @@
 #define CADENCE_TEO_RESIDENCY_THRESHOLD_NS 15000ULL
 /* teo's KTIME_MAX: the sleep length is not known. */
 #define CADENCE_IDLE_ENDLESS 0x7fffffffffffffffULL
-/* Aging moves 1/8 of a row's heaviest weight (teo's DECAY_SHIFT). */
-#define CADENCE_IDLE_AGING_SHIFT 3
+/*
+ * Seed 003 draws its pick from rnd_num % 100: the random number as a
+ * percent of the row's weights.
+ */
+#define CADENCE_SEED_RAND_STEPS 100
 
 /*
  * A loop over states, not unrolled: in the global functions below the
@@ -83,7 +91,7 @@ static __always_inline u64 idle_residency(const struct cadence_idle_states *s, u
 	return i < CADENCE_IDLE_MAX_STATES ? s->residency_ns[st(i)] : CADENCE_IDLE_ENDLESS;
 }
 
-/* A fresh table for @nr states: empty bins, seed 003's initial rows. */
+/* A fresh table for @nr states: empty bins, seed 003's initial rows in both matrices. */
 __noinline int idle_table_init(struct cadence_idle_learned *t, u32 nr)
 {
 	/* Seed 003: 6000 on the diagonal, 4000 / (n - 1) elsewhere. */
@@ -98,12 +106,15 @@ __noinline int idle_table_init(struct cadence_idle_learned *t, u32 nr)
 	t->periods = 0;
 	__builtin_memset(t->hits, 0, sizeof(t->hits));
 	__builtin_memset(t->intercepts, 0, sizeof(t->intercepts));
-	__builtin_memset(t->row_updates, 0, sizeof(t->row_updates));
 	__builtin_memset(t->weight, 0, sizeof(t->weight));
+	__builtin_memset(t->seed_weight, 0, sizeof(t->seed_weight));
 	idle_for(r, 0, nr < CADENCE_IDLE_MAX_STATES ? nr : CADENCE_IDLE_MAX_STATES)
 	{
 		idle_for(i, 0, nr < CADENCE_IDLE_MAX_STATES ? nr : CADENCE_IDLE_MAX_STATES)
+		{
 			t->weight[st(r)][st(i)] = r == i ? CADENCE_IDLE_WEIGHT_DIAG : off;
+			t->seed_weight[st(r)][st(i)] = r == i ? CADENCE_IDLE_WEIGHT_DIAG : off;
+		}
 	}
 	return 0;
 }
@@ -272,9 +283,9 @@ __noinline int teo_learn(struct cadence_idle_learned *t, const struct cadence_id
 	return 0;
 }
 
-/* Seed 003's pick from the row of teo's choice @row. */
-__noinline int weighted_pick(const struct cadence_idle_learned *t,
-			     const struct cadence_idle_states *s, u32 row, u32 rand, u32 pick)
+/* The per-choice pick from the row of teo's choice @row. */
+__noinline int per_choice_pick(const struct cadence_idle_learned *t,
+			       const struct cadence_idle_states *s, u32 row, u32 rand, u32 pick)
 {
 	u32 i, best = row, sum = 0, acc = 0, pos, w, heaviest = 0;
 
@@ -308,89 +319,144 @@ __noinline int weighted_pick(const struct cadence_idle_learned *t,
 }
 
 /*
- * Aging, which seed 003 names as its missing piece: 1/8 of row @row's
- * heaviest weight (the shallowest of equals) is spread evenly over the
- * row's other enabled states.
+ * Seed 003's choice on top of teo's @teo, for @sleep_length: the RFC
+ * consults its matrix only when v5.7 teo's 8-interval rule took the
+ * choice shallower than the timer-based one (og_idx != idx). Here the
+ * timer-based choice is the deepest enabled state cut by the sleep length
+ * as teo cuts its own, and the intercepts walk is the rule: if teo ends
+ * shallower than that, a state is drawn from row @teo among the enabled
+ * states no deeper than @teo, by weight, with the RFC's draw
+ * (rnd_num % 100) * sum / 100. The RFC's draw returns the position among
+ * the enabled states; this returns the state at that position, which is
+ * the same unless a shallower state is disabled.
  */
-__noinline int weighted_age(struct cadence_idle_learned *t, const struct cadence_idle_states *s,
-			    u32 row)
+__noinline int seed_pick(const struct cadence_idle_learned *t, const struct cadence_idle_states *s,
+			 u32 teo, u64 sleep_length, u32 rand)
 {
-	u32 i, w, enabled, heaviest, heaviest_w = 0, share, mask;
+	u32 i, timer = 0, sum = 0, acc = 0, pos;
 
-	if (!t || !s || row >= CADENCE_IDLE_MAX_STATES)
-		return 0;
-	row = st(row);
-	/* Enabled states as a mask, counted without a branch per state. */
-	mask = ((1U << idle_nr(s)) - 1) & ~s->disabled;
-	enabled = __builtin_popcount(mask);
-	if (enabled < 2)
-		return 0;
-	/*
-	 * The heaviest, the shallowest of equals; the row's own state if all
-	 * are 0. Only its weight is tested in the loops, never its index,
-	 * which the verifier would otherwise follow value by value.
-	 */
-	heaviest = row;
+	if (!t || !s || teo >= CADENCE_IDLE_MAX_STATES)
+		return teo;
 	idle_for(i, 0, idle_nr(s))
 	{
-		w = t->weight[row][st(i)];
-		if ((mask >> i) & 1 && w > heaviest_w) {
-			heaviest_w = w;
-			heaviest = i;
+		if (idle_enabled(s, i))
+			timer = i;
+	}
+	if (idle_residency(s, timer) > sleep_length)
+		timer = teo_shallower(s, timer, sleep_length);
+	if (teo >= timer)
+		return teo;
+	idle_for(i, 0, idle_nr(s))
+	{
+		if (i > teo)
+			break;
+		if (idle_enabled(s, i))
+			sum += t->seed_weight[st(teo)][st(i)];
+	}
+	pos = (rand % CADENCE_SEED_RAND_STEPS) * sum / CADENCE_SEED_RAND_STEPS;
+	idle_for(i, 0, idle_nr(s))
+	{
+		if (i > teo)
+			break;
+		if (!idle_enabled(s, i))
+			continue;
+		acc += t->seed_weight[st(teo)][st(i)];
+		if (pos < acc)
+			return i;
+	}
+	return teo;
+}
+
+/*
+ * Seed 003's update of @row (a matrix row) toward @target with learning
+ * rate lr (%, @pol's): over all @s->nr states, the target gains lr% of its
+ * weight while it stays below (100 - lr)%, the others lose lr% / (nr - 1)
+ * of theirs while they stay above lr%.
+ */
+static __always_inline void matrix_learn(u16 *row, const struct cadence_idle_states *s, u32 target,
+					 const struct cadence_policy *pol)
+{
+	u32 i, n = s->nr, w, d, lr = pol->idle_learning_rate;
+
+	if (n < 2)
+		return;
+	idle_for(i, 0, idle_nr(s))
+	{
+		w = row[st(i)];
+		if (i == target) {
+			d = lr * w / 100;
+			if (w + d < (100 - lr) * 100)
+				row[st(i)] = w + d;
+		} else {
+			d = lr * w / (100 * (n - 1));
+			if (w - d > lr * 100)
+				row[st(i)] = w - d;
 		}
 	}
-	share = (heaviest_w >> CADENCE_IDLE_AGING_SHIFT) / (enabled - 1);
-	/* Every enabled state gains a share, the heaviest gives them back. */
-	idle_for(i, 0, idle_nr(s))
-	{
-		if ((mask >> i) & 1)
-			t->weight[row][st(i)] += share;
-	}
-	t->weight[row][st(heaviest)] -= share * enabled;
+}
+
+/* The per-choice matrix learns: its row @row (teo's choice) toward @target. */
+__noinline int per_choice_learn(struct cadence_idle_learned *t, const struct cadence_idle_states *s,
+				u32 row, u32 target, const struct cadence_policy *pol)
+{
+	if (t && s && pol && row < CADENCE_IDLE_MAX_STATES)
+		matrix_learn(t->weight[st(row)], s, target, pol);
+	return 0;
+}
+
+/* Seed 003's matrix learns: its row @row (the state entered) toward @target. */
+__noinline int seed_learn(struct cadence_idle_learned *t, const struct cadence_idle_states *s,
+			  u32 row, u32 target, const struct cadence_policy *pol)
+{
+	if (t && s && pol && row < CADENCE_IDLE_MAX_STATES)
+		matrix_learn(t->seed_weight[st(row)], s, target, pol);
 	return 0;
 }
 
 /*
- * Seed 003's update of row @row toward @target with learning rate lr (%,
- * @pol's): the target gains lr% of its weight while it stays below
- * (100 - lr)%, the others lose lr% / (n - 1) of theirs while they stay
- * above lr%. Then, every idle_aging_interval updates of the row, it ages.
+ * The state seed 003 learns toward after the period @e started, which
+ * lasted @duration_ns (v5.7 teo_update() with the RFC's additions): the
+ * period is measured as v5.7 measured it (endless if it reached the sleep
+ * length, else less half the exit latency of the state entered, the
+ * seed's); idx_timer is the deepest state whose target residency fits the
+ * sleep length, idx_hit the deepest that fits both it and the period. On
+ * a miss (idx_timer > idx_hit) the target is idx_hit, or idx_timer if no
+ * state fits the period; on a hit it is the state entered. -1: no state
+ * fits the sleep length, and the RFC learns nothing.
  */
-__noinline int weighted_learn(struct cadence_idle_learned *t, const struct cadence_idle_states *s,
-			      u32 row, u32 target, const struct cadence_policy *pol)
+__noinline int seed_target(const struct cadence_idle_states *s, const struct cadence_idle_entry *e,
+			   u64 duration_ns)
 {
-	u32 i, n, w, d, lr, aging;
+	u64 sleep, measured = duration_ns, lat;
+	s32 idx_timer = -1, idx_hit = -1;
+	u32 i;
 
-	if (!t || !s || !pol)
-		return 0;
-	n = s->nr;
-	lr = pol->idle_learning_rate;
-	aging = pol->idle_aging_interval;
-	if (row >= CADENCE_IDLE_MAX_STATES || n < 2)
-		return 0;
-	row = st(row);
+	if (!s || !e || e->seed >= CADENCE_IDLE_MAX_STATES)
+		return -1;
+	sleep = e->sleep_length_ns;
+	lat = s->exit_latency_ns[st(e->seed)];
+	if (measured >= sleep)
+		measured = CADENCE_IDLE_ENDLESS;
+	else if (measured >= lat)
+		measured -= lat / 2;
+	else
+		measured /= 2;
 	idle_for(i, 0, idle_nr(s))
 	{
-		w = t->weight[row][st(i)];
-		if (i == target) {
-			d = lr * w / 100;
-			if (w + d < (100 - lr) * 100)
-				t->weight[row][st(i)] = w + d;
-		} else {
-			d = lr * w / (100 * (n - 1));
-			if (w - d > lr * 100)
-				t->weight[row][st(i)] = w - d;
+		if (s->residency_ns[st(i)] <= sleep) {
+			idx_timer = i;
+			if (s->residency_ns[st(i)] <= measured)
+				idx_hit = i;
 		}
 	}
-
-	if (!aging || ++t->row_updates[row] < aging)
-		return 0;
-	t->row_updates[row] = 0;
-	weighted_age(t, s, row);
-	return 0;
+	if (idx_timer < 0)
+		return -1;
+	if (idx_timer > idx_hit)
+		return idx_hit >= 0 ? idx_hit : idx_timer;
+	return e->seed;
 }
 
-/* At idle entry: teo's choice and the weighted pick, into @e. */
+/* At idle entry: teo's choice, the per-choice pick and the seed's, into @e. */
 static __always_inline void idle_predict(struct cadence_idle_learned *t,
 					 const struct cadence_idle_states *s,
 					 const struct cadence_policy *pol, u64 sleep_length,
@@ -399,15 +465,16 @@ static __always_inline void idle_predict(struct cadence_idle_learned *t,
 	if (t->nr_states != s->nr)
 		idle_table_init(t, s->nr);
 	e->teo = teo_choose(t, s, sleep_length, &e->sleep_length_used);
-	e->weighted = weighted_pick(t, s, e->teo, rand, pol->idle_pick);
+	e->per_choice = per_choice_pick(t, s, e->teo, rand, pol->idle_pick);
+	e->seed = seed_pick(t, s, e->teo, sleep_length, rand);
 	e->kernel = kernel_state;
 	e->rand = rand;
 	e->sleep_length_ns = sleep_length;
 }
 
 /*
- * After a period (idle.bpf.c learns at the next entry): both learn from
- * the period @e started, which lasted @duration_ns; the states it
+ * After a period (idle.bpf.c learns at the next entry): all three learn
+ * from the period @e started, which lasted @duration_ns; the states it
  * justified go to @ideals (teo_learn()).
  */
 static __always_inline void idle_learn(struct cadence_idle_learned *t,
@@ -416,11 +483,16 @@ static __always_inline void idle_learn(struct cadence_idle_learned *t,
 				       const struct cadence_idle_entry *e, u64 duration_ns,
 				       struct cadence_idle_ideals *ideals)
 {
+	s32 seed_toward;
+
 	/* Fresh (or for other states): it starts as the prediction did. */
 	if (t->nr_states != s->nr)
 		idle_table_init(t, s->nr);
+	seed_toward = seed_target(s, e, duration_ns);
 	teo_learn(t, s, e, duration_ns, ideals);
-	weighted_learn(t, s, e->teo, ideals->of[CADENCE_IDLE_IDEAL_RESIDENCY], pol);
+	per_choice_learn(t, s, e->teo, ideals->of[CADENCE_IDLE_IDEAL_RESIDENCY], pol);
+	if (seed_toward >= 0)
+		seed_learn(t, s, e->seed, seed_toward, pol);
 	t->periods++;
 }
 
@@ -451,7 +523,8 @@ static __always_inline void idle_score(struct cadence_idle_scores *sc,
 	{
 		ideal = ideals->of[kind];
 		idle_count(sc, CADENCE_IDLE_SRC_TEO, kind, e->teo, ideal);
-		idle_count(sc, CADENCE_IDLE_SRC_WEIGHTED, kind, e->weighted, ideal);
+		idle_count(sc, CADENCE_IDLE_SRC_PER_CHOICE, kind, e->per_choice, ideal);
+		idle_count(sc, CADENCE_IDLE_SRC_SEED, kind, e->seed, ideal);
 		if (kernel_indices && e->kernel >= 0 && (u32)e->kernel < s->nr)
 			idle_count(sc, CADENCE_IDLE_SRC_KERNEL, kind, e->kernel, ideal);
 	}

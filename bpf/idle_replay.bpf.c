@@ -71,7 +71,15 @@ int idle_replay(struct cadence_idle_replay *ctx)
 	bpf_loop(r->nr, replay_step, NULL, 0);
 
 	ctx->table = r->table;
-	ctx->scores = r->scores;
+	/*
+	 * By source: the BPF backend inlines no copy over 1 KiB, and the
+	 * barrier keeps clang from merging the copies into one.
+	 */
+#pragma unroll
+	for (i = 0; i < CADENCE_IDLE_SOURCES; i++) {
+		__builtin_memcpy(ctx->scores.n[i], r->scores.n[i], sizeof(r->scores.n[i]));
+		barrier();
+	}
 #pragma unroll
 	for (i = 0; i < CADENCE_IDLE_REPLAY_PERIODS; i++)
 		ctx->entries[i] = r->entries[i];

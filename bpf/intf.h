@@ -105,12 +105,10 @@ struct cadence_policy {
 	u32 place_order;
 	/* enum cadence_idle_predictor: the idle prediction that acts; 0: off. */
 	u32 idle_predictor;
-	/* enum cadence_idle_pick: how the weighted predictor reads its row. */
+	/* enum cadence_idle_pick: how the per-choice predictor reads its row. */
 	u32 idle_pick;
-	/* Seed 003's LEARNING_RATE, in percent of a weight. */
+	/* Seed 003's LEARNING_RATE, in percent of a weight (both matrices). */
 	u32 idle_learning_rate;
-	/* Updates of a weight row between two agings of it; 0: no aging. */
-	u32 idle_aging_interval;
 	/* enum cadence_idle_place: how idle states break placement ties. */
 	u32 idle_place;
 	/*

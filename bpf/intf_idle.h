@@ -32,10 +32,13 @@ enum cadence_idle_consts {
 enum cadence_idle_predictor {
 	CADENCE_IDLE_PREDICTOR_OFF, /* no learning at all */
 	CADENCE_IDLE_PREDICTOR_TEO,
-	CADENCE_IDLE_PREDICTOR_WEIGHTED,
+	/* A matrix row per teo choice, learning toward the ideal state. */
+	CADENCE_IDLE_PREDICTOR_PER_CHOICE,
+	/* Seed 003's matrix as its authors posted it (docs/idle.md). */
+	CADENCE_IDLE_PREDICTOR_SEED,
 };
 
-/* idle.pick: how the weighted predictor reads its row. */
+/* idle.pick: how the per-choice predictor reads its row. */
 enum cadence_idle_pick {
 	CADENCE_IDLE_PICK_RANDOM,   /* weighted random, as seed 003 */
 	CADENCE_IDLE_PICK_HEAVIEST, /* the heaviest weight (deterministic) */
@@ -54,7 +57,8 @@ enum cadence_idle_place {
 /* Whose choices a score counts. */
 enum cadence_idle_source {
 	CADENCE_IDLE_SRC_TEO,
-	CADENCE_IDLE_SRC_WEIGHTED,
+	CADENCE_IDLE_SRC_PER_CHOICE,
+	CADENCE_IDLE_SRC_SEED,
 	CADENCE_IDLE_SRC_KERNEL, /* the state the kernel's governor entered */
 	CADENCE_IDLE_SOURCES,
 };
@@ -91,10 +95,13 @@ struct cadence_idle_learned {
 	/* teo.c's total and short_idles, decayed the same way. */
 	u32 total;
 	u32 short_idles;
-	/* Seed 003's state_mat: row = teo's choice, column = the state. */
+	/*
+	 * The per-choice predictor's matrix: row = teo's choice, column =
+	 * the state, weights as seed 003's.
+	 */
 	u16 weight[CADENCE_IDLE_MAX_STATES][CADENCE_IDLE_MAX_STATES];
-	/* Updates of each row since it last aged. */
-	u16 row_updates[CADENCE_IDLE_MAX_STATES];
+	/* Seed 003's state_mat: row = the state the seed entered. */
+	u16 seed_weight[CADENCE_IDLE_MAX_STATES][CADENCE_IDLE_MAX_STATES];
 	/* Periods learned since the table was fresh. */
 	u64 periods;
 };
@@ -117,17 +124,18 @@ struct cadence_idle_table {
 
 /* Choices made when an idle period starts, scored when it ends. */
 struct cadence_idle_entry {
-	/* teo's state (the weighted row), the weighted pick, the kernel's. */
+	/* teo's state (the per-choice row), the per-choice pick, the kernel's. */
 	u32 teo;
-	u32 weighted;
+	u32 per_choice;
 	s32 kernel;
-	/* The random number the weighted pick used. */
+	/* The random number the random picks used. */
 	u32 rand;
 	/* Time to the next timer if known, else U64_MAX. */
 	u64 sleep_length_ns;
 	/* Whether teo looked at the sleep length (else it counts as endless). */
 	u32 sleep_length_used;
-	u32 __pad;
+	/* Seed 003's pick. */
+	u32 seed;
 };
 
 /* Counts per source, per ideal, per (chosen - ideal + MAX - 1). */

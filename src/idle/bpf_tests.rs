@@ -1,5 +1,6 @@
 //! bpf/idle_learn.bpf.h, run in the host kernel through BPF_PROG_TEST_RUN of
-//! bpf/idle_replay.bpf.c: hand-traced sequences from teo.c and seed 003, and
+//! bpf/idle_replay.bpf.c: hand-traced sequences from teo.c and seed 003's
+//! RFC v2, and
 //! random traces against the Rust reference, choice for choice and table
 //! for table. Needs CAP_BPF and CAP_PERFMON (skipped without,
 //! src/bpf_test_progs.rs); it does not need sched_ext.
@@ -21,20 +22,19 @@ fn learner() -> Option<BpfLearner> {
 fn policy(k: &Knobs) -> bpf_intf::cadence_policy {
     // SAFETY: a bindgen struct of integers: all zeroes is a valid value.
     let mut pol: bpf_intf::cadence_policy = unsafe { std::mem::zeroed() };
-    pol.idle_predictor = bpf_intf::cadence_idle_predictor_CADENCE_IDLE_PREDICTOR_WEIGHTED;
+    pol.idle_predictor = bpf_intf::cadence_idle_predictor_CADENCE_IDLE_PREDICTOR_SEED;
     pol.idle_pick = match k.pick {
         Pick::Random => bpf_intf::cadence_idle_pick_CADENCE_IDLE_PICK_RANDOM,
         Pick::Heaviest => bpf_intf::cadence_idle_pick_CADENCE_IDLE_PICK_HEAVIEST,
     };
     pol.idle_learning_rate = k.learning_rate;
-    pol.idle_aging_interval = k.aging_interval;
     pol
 }
 
+/// Seed 003's RFC v2: LEARNING_RATE 10, the weighted random pick.
 const SEED: Knobs = Knobs {
     pick: Pick::Random,
     learning_rate: 10,
-    aging_interval: 0,
 };
 
 /// An Intel-like table: POLL, C1 (2 us), C6 (600 us; exit 133 us).
@@ -130,12 +130,12 @@ fn teo_caps_by_sleep_length_and_counts_a_hit() {
     assert_eq!(run.table.intercepts, [0; 10]);
 }
 
-/// Seed 003's update by hand, n = 3, learning rate 10: the fresh row of
-/// C6 is [2000, 2000, 6000]. A 30 us period justifies C1: C1 gains 10% of
-/// 2000 (2200); the others lose 10% / (n - 1) = 5% of theirs (1900, 5700),
-/// all inside the 1000..9000 bounds.
+/// Seed 003's update rule by hand, n = 3, learning rate 10, in the
+/// per-choice matrix: the fresh row of C6 is [2000, 2000, 6000]. A 30 us
+/// period justifies C1: C1 gains 10% of 2000 (2200); the others lose 10% /
+/// (n - 1) = 5% of theirs (1900, 5700), all inside the 1000..9000 bounds.
 #[test]
-fn seed_update_moves_the_row_toward_the_justified_state() {
+fn per_choice_update_moves_the_row_toward_the_justified_state() {
     let Some(l) = learner() else { return };
     let s = three_states();
     let run = bpf_run(&l, &SEED, &s, &Table::default(), &[period(30 * US)]);
@@ -145,10 +145,11 @@ fn seed_update_moves_the_row_toward_the_justified_state() {
     assert_eq!(run.table.periods, 1);
 }
 
-/// Seed 003's bounds: a weight stops growing once it would reach
-/// (100 - rate)% = 9000, and others stop shrinking at rate% = 1000.
+/// Seed 003's bounds, in the per-choice matrix: a weight stops growing
+/// once it would reach (100 - rate)% = 9000, and others stop shrinking at
+/// rate% = 1000.
 #[test]
-fn seed_update_stays_inside_its_bounds() {
+fn per_choice_update_stays_inside_its_bounds() {
     let Some(l) = learner() else { return };
     let s = three_states();
     // 30 us periods: teo's row is C1 (row 1) from the second on, always
@@ -191,7 +192,7 @@ fn a_weight_of_30_percent_is_a_30_percent_chance() {
         };
         let run = bpf_run(&l, &SEED, &s, &table, &[p]);
         assert_eq!(run.entries[0].teo, 2);
-        picks[run.entries[0].weighted as usize] += 1;
+        picks[run.entries[0].per_choice as usize] += 1;
     }
     assert_eq!(picks, [300, 500, 200]);
     // Heaviest: always the 5000.
@@ -200,37 +201,105 @@ fn a_weight_of_30_percent_is_a_30_percent_chance() {
         ..SEED
     };
     let run = bpf_run(&l, &heaviest, &s, &table, &[period(1000 * US)]);
-    assert_eq!(run.entries[0].weighted, 1);
+    assert_eq!(run.entries[0].per_choice, 1);
 }
 
-/// Aging by hand: every 2nd update of a row, 1/8 of its heaviest weight
-/// goes, in equal shares, to its other enabled states.
+/// Bins in which teo walks from C6 to C1 (three_states()): every recent
+/// period an intercept in C1's bin and none short, so with a known sleep
+/// length teo reads it. The seed's timer-based choice stays C6 for a
+/// sleep length of 600 us or more.
+fn walked_to_c1() -> Table {
+    let mut t = reference::fresh(3);
+    t.intercepts[1] = 8192;
+    t.total = 8192;
+    t
+}
+
+/// Seed 003's pick by hand (RFC v2 teo_select()). Fresh bins: teo takes C6,
+/// the timer-based choice, and the seed leaves it. After the intercepts
+/// walk to C1 the seed draws from row 1 ([2000, 6000, 2000]) among C1 and
+/// shallower, never C6: the sum is 8000, the draw (rand % 100) * 8000 /
+/// 100; below 2000 (rand % 100 < 25) it is POLL, else C1.
 #[test]
-fn aging_spreads_an_eighth_of_the_heaviest_weight() {
+fn seed_draws_only_when_teo_walked_shallower() {
     let Some(l) = learner() else { return };
     let s = three_states();
-    let k = Knobs {
-        aging_interval: 2,
-        ..SEED
-    };
-    let mut table = reference::fresh(3);
-    // Bins that make teo choose C6 every time: hits in C6's bin.
-    table.hits[2] = 8192;
-    table.total = 8192;
-    // Two 1 ms periods justify C6: row 2 goes [2000, 2000, 6000] ->
-    // [1900, 1900, 6600] -> [1805, 1805, 7260], then ages: 7260 / 8 = 907,
-    // 453 to each other state: [2258, 2258, 6354].
+    let fresh = bpf_run(&l, &SEED, &s, &Table::default(), &[period(1000 * US)]);
+    assert_eq!((fresh.entries[0].teo, fresh.entries[0].seed), (2, 2));
+    let mut picks = [0u32; 3];
+    for rand in 0..200u32 {
+        let p = Period {
+            rand,
+            sleep_length_ns: 2000 * US,
+            ..period(1000 * US)
+        };
+        let run = bpf_run(&l, &SEED, &s, &walked_to_c1(), &[p]);
+        assert_eq!(run.entries[0].teo, 1);
+        let want = if rand % 100 < 25 { 0 } else { 1 };
+        assert_eq!(run.entries[0].seed, want, "rand {rand}");
+        picks[run.entries[0].seed as usize] += 1;
+    }
+    assert_eq!(picks, [50, 150, 0]);
+    // A timer 100 us away cuts the timer-based choice to C1 as well: teo
+    // did not end shallower than it, and the seed does not draw.
     let p = Period {
-        sleep_length_ns: 2000 * US,
+        sleep_length_ns: 100 * US,
+        ..period(100 * US)
+    };
+    let run = bpf_run(&l, &SEED, &s, &walked_to_c1(), &[p]);
+    assert_eq!((run.entries[0].teo, run.entries[0].seed), (1, 1));
+}
+
+/// Seed 003's update target by hand (RFC v2 teo_update() on v5.7 teo), in
+/// the row of the state the seed entered. A hit (the period reached its
+/// 1000 us sleep length, so it counts as endless and falls in the timer's
+/// bin, C6) moves the row toward the state entered, POLL here, though C6
+/// would have fitted: row 0 [6000, 2000, 2000] -> [6600, 1900, 1900].
+/// The per-choice matrix learns in teo's row, C1, toward C6.
+#[test]
+fn seed_learns_a_hit_toward_the_state_entered() {
+    let Some(l) = learner() else { return };
+    let s = three_states();
+    let p = Period {
+        rand: 0,
+        sleep_length_ns: 1000 * US,
         ..period(1000 * US)
     };
-    let run = bpf_run(&l, &k, &s, &table, &[p, p]);
+    let run = bpf_run(&l, &SEED, &s, &walked_to_c1(), &[p]);
+    assert_eq!((run.entries[0].teo, run.entries[0].seed), (1, 0));
+    assert_eq!(run.table.seed_weight[0][..3], [6600, 1900, 1900]);
+    assert_eq!(run.table.seed_weight[1][..3], [2000, 6000, 2000]);
+    assert_eq!(run.table.weight[1][..3], [1900, 5700, 2200]);
+    // POLL for a period that justified C6: two states too shallow.
     assert_eq!(
-        run.entries.iter().map(|e| e.teo).collect::<Vec<_>>(),
-        [2, 2]
+        run.scores.0[reference::SEED][reference::BY_RESIDENCY][table_bucket(-2)],
+        1
     );
-    assert_eq!(run.table.weight[2][..3], [2258, 2258, 6354]);
-    assert_eq!(run.table.row_updates[2], 0);
+}
+
+/// Seed 003's miss targets, by hand, with C1 (2 us) and C6 (600 us, exit
+/// 133 us) and no timer: the first period enters C6 (fresh bins). Lasting
+/// 1 us, less than C6's exit latency, it counts as 500 ns, which no
+/// state's residency fits: v5.7 finds no hit state, and the RFC then
+/// learns toward the timer's state, C6: row 1 [4000, 6000] -> [3600, 6600].
+/// The per-choice matrix learns toward the shallowest state instead:
+/// [4400, 5400]. A 30 us period, also shorter than C6's exit latency,
+/// counts as 15 us, which C1 fits: a miss toward C1.
+#[test]
+fn seed_learns_a_miss_toward_the_hit_state_or_the_timers() {
+    let Some(l) = learner() else { return };
+    let s = StatesNs {
+        residency_ns: vec![2 * US, 600 * US],
+        exit_latency_ns: vec![2 * US, 133 * US],
+        disabled: vec![false; 2],
+    };
+    let run = bpf_run(&l, &SEED, &s, &Table::default(), &[period(US)]);
+    assert_eq!(run.entries[0].seed, 1);
+    assert_eq!(run.table.seed_weight[1][..2], [3600, 6600]);
+    assert_eq!(run.table.weight[1][..2], [4400, 5400]);
+    let run = bpf_run(&l, &SEED, &s, &Table::default(), &[period(30 * US)]);
+    assert_eq!(run.entries[0].seed, 1);
+    assert_eq!(run.table.seed_weight[1][..2], [4400, 5400]);
 }
 
 /// The score of hand-made periods: a 700 us period justifies C6 by
@@ -242,7 +311,8 @@ fn scores_count_against_both_ideals() {
     let s = three_states();
     let e = Entry {
         teo: 2,
-        weighted: 1,
+        per_choice: 1,
+        seed: 0,
         kernel: 0,
         ..Entry::default()
     };
@@ -254,7 +324,11 @@ fn scores_count_against_both_ideals() {
     );
     assert_eq!(sc.0[reference::TEO][reference::BY_EXIT][table_bucket(1)], 1);
     assert_eq!(
-        sc.0[reference::WEIGHTED][reference::BY_RESIDENCY][table_bucket(-1)],
+        sc.0[reference::PER_CHOICE][reference::BY_RESIDENCY][table_bucket(-1)],
+        1
+    );
+    assert_eq!(
+        sc.0[reference::SEED][reference::BY_RESIDENCY][table_bucket(-2)],
         1
     );
     assert_eq!(
@@ -342,7 +416,6 @@ fn random_traces_match_the_reference_bit_for_bit() {
                 Pick::Heaviest
             },
             learning_rate: 1 + r.below(49) as u32,
-            aging_interval: [0, 1, 3, 64][r.below(4) as usize],
         };
         let periods: Vec<Period> = (0..1 + r.below(300))
             .map(|_| random_period(&mut r))

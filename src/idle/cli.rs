@@ -25,8 +25,8 @@ pub enum Output {
 pub enum IdleAction {
     /// The running scheduler's idle-state predictions since it started,
     /// scored against the state that would have been ideal (Correct, US k:
-    /// k states too deep, OS k: k states too shallow), for teo, the
-    /// weighted pick and the kernel's own choice.
+    /// k states too deep, OS k: k states too shallow), for teo, seed 003,
+    /// the per-choice variant and the kernel's own choice.
     Stats {
         /// One table per CPU as well.
         #[clap(long)]
@@ -47,8 +47,8 @@ pub enum IdleAction {
         pin_dir: PathBuf,
     },
     /// Run a recorded trace through the BPF learner (no scheduler needed,
-    /// root is) and print the score table (as `idle stats`) for teo,
-    /// weighted and an oracle.
+    /// root is) and print the score table (as `idle stats`) for teo, seed
+    /// 003, the per-choice variant and an oracle.
     Replay {
         #[clap(value_name = "FILE")]
         file: PathBuf,

@@ -23,7 +23,7 @@ pub struct Period {
     pub sleep_length_ns: u64,
     /// The state the kernel entered, -1 if not known.
     pub kernel_state: i32,
-    /// The random number the weighted pick uses.
+    /// The random number the random picks use.
     pub rand: u32,
 }
 
@@ -94,7 +94,8 @@ impl BpfLearner {
             }
             entries.extend(ctx.entries[..chunk.len()].iter().map(|e| Entry {
                 teo: e.teo,
-                weighted: e.weighted,
+                per_choice: e.per_choice,
+                seed: e.seed,
                 kernel: e.kernel,
                 rand: e.rand,
                 sleep_length_ns: e.sleep_length_ns,

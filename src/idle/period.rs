@@ -4,12 +4,14 @@
 //! follows bpf/intf_idle.h (enum cadence_idle_source, cadence_idle_ideal).
 
 use super::table::MAX;
+use crate::bpf_intf;
 
 /// What was chosen when a period began.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Entry {
     pub teo: u32,
-    pub weighted: u32,
+    pub per_choice: u32,
+    pub seed: u32,
     pub kernel: i32,
     pub rand: u32,
     pub sleep_length_ns: u64,
@@ -17,8 +19,8 @@ pub struct Entry {
 }
 
 /// Sources and ideals, as enum cadence_idle_source / cadence_idle_ideal
-/// (the sources by name: reference::TEO, WEIGHTED, KERNEL).
-pub const SOURCES: usize = 3;
+/// (the sources by name: reference::TEO, PER_CHOICE, SEED, KERNEL).
+pub const SOURCES: usize = bpf_intf::cadence_idle_source_CADENCE_IDLE_SOURCES as usize;
 pub const IDEALS: usize = 2;
 pub const DIFFS: usize = 2 * MAX - 1;
 pub const BY_RESIDENCY: usize = 0;

@@ -159,10 +159,11 @@ mod tests {
     fn only_learned_with_a_predictor_and_states_acts() {
         use IdlePredictor::*;
         assert!(wanted(IdleQos::Learned, Teo, true));
-        assert!(wanted(IdleQos::Learned, Weighted, true));
+        assert!(wanted(IdleQos::Learned, PerChoice, true));
+        assert!(wanted(IdleQos::Learned, Seed, true));
         assert!(!wanted(IdleQos::Learned, Off, true));
-        assert!(!wanted(IdleQos::Learned, Weighted, false));
-        assert!(!wanted(IdleQos::Off, Weighted, true));
+        assert!(!wanted(IdleQos::Learned, PerChoice, false));
+        assert!(!wanted(IdleQos::Off, Seed, true));
     }
 
     #[test]

@@ -1,9 +1,11 @@
 //! The idle learner in plain Rust, written from its sources rather than from
 //! bpf/idle_learn.bpf.h: mainline teo's teo_select()/teo_update()
 //! (drivers/cpuidle/governors/teo.c) for a CPU whose tick runs and which has
-//! no latency limit, and seed 003's weight matrix as
-//! ../shared/DESIGN.md states it, with the aging this project adds. The
-//! host tests hold the BPF code against it, bit for bit.
+//! no latency limit; seed 003's weight matrix as its RFC v2 posting
+//! ("Weighted approach to gather and use history in TEO governor", May
+//! 2020, on teo of v5.7) adds it to teo_select() and teo_update(); and this
+//! project's per-choice variant of that matrix. The host tests hold the
+//! BPF code against it, bit for bit.
 
 pub use super::period::{BY_EXIT, BY_RESIDENCY, DIFFS, Entry, Scores};
 use super::table::{MAX, StatesNs, Table};
@@ -17,13 +19,14 @@ const RESIDENCY_THRESHOLD_NS: u64 = 15_000;
 pub const ENDLESS: u64 = i64::MAX as u64;
 /// The sources, in enum cadence_idle_source's order.
 pub const TEO: usize = 0;
-pub const WEIGHTED: usize = 1;
-pub const KERNEL: usize = 2;
+pub const PER_CHOICE: usize = 1;
+pub const SEED: usize = 2;
+pub const KERNEL: usize = 3;
 /// Seed 003: weights out of 10000, 6000 on a fresh row's diagonal.
 const SCALE: u32 = 10_000;
 const DIAG: u16 = 6_000;
 
-/// How the weighted predictor reads its row.
+/// How the per-choice predictor reads its row.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Pick {
     Random,
@@ -34,7 +37,6 @@ pub enum Pick {
 pub struct Knobs {
     pub pick: Pick,
     pub learning_rate: u32,
-    pub aging_interval: u32,
 }
 
 /// A fresh table: empty bins, every row 6000 on the diagonal and 4000
@@ -52,6 +54,7 @@ pub fn fresh(nr: usize) -> Table {
     for r in 0..nr {
         for i in 0..nr {
             t.weight[r][i] = if r == i { DIAG } else { off };
+            t.seed_weight[r][i] = t.weight[r][i];
         }
     }
     t
@@ -173,8 +176,8 @@ pub fn ideal(s: &StatesNs, duration: u64, with_exit: bool) -> usize {
         .unwrap_or(first)
 }
 
-/// Seed 003's pick from row @row: weighted by @rand, or the heaviest.
-pub fn weighted_pick(t: &Table, s: &StatesNs, row: usize, rand: u32, pick: Pick) -> usize {
+/// The per-choice pick from row @row: weighted by @rand, or the heaviest.
+pub fn per_choice_pick(t: &Table, s: &StatesNs, row: usize, rand: u32, pick: Pick) -> usize {
     let states: Vec<usize> = (0..s.nr()).filter(|&i| s.enabled(i)).collect();
     let w = |i: usize| u32::from(t.weight[row][i]);
     let sum: u32 = states.iter().map(|&i| w(i)).sum();
@@ -195,45 +198,87 @@ pub fn weighted_pick(t: &Table, s: &StatesNs, row: usize, rand: u32, pick: Pick)
     heaviest
 }
 
-/// Seed 003's update of @row toward @target, then aging.
-pub fn weighted_learn(t: &mut Table, s: &StatesNs, row: usize, target: usize, k: &Knobs) {
+/// Seed 003's pick (RFC v2's teo_select()): teo's @teo, unless teo ended
+/// shallower than its timer-based choice (the deepest enabled state, cut
+/// by @sleep_length as teo cuts); then the enabled states up to @teo are
+/// drawn from row @teo, `rand % 100` percent of the way through their
+/// weights.
+pub fn seed_pick(t: &Table, s: &StatesNs, teo: usize, sleep_length: u64, rand: u32) -> usize {
+    let Some(deepest) = (0..s.nr()).rev().find(|&i| s.enabled(i)) else {
+        return teo;
+    };
+    let timer = if s.residency_ns[deepest] > sleep_length {
+        shallower(s, deepest, sleep_length)
+    } else {
+        deepest
+    };
+    if teo >= timer {
+        return teo;
+    }
+    let states: Vec<usize> = (0..=teo).filter(|&i| s.enabled(i)).collect();
+    let w = |i: usize| u32::from(t.seed_weight[teo][i]);
+    let sum: u32 = states.iter().map(|&i| w(i)).sum();
+    let pos = (rand % 100) * sum / 100;
+    // The first state whose running sum passes the draw.
+    let mut acc = 0;
+    states
+        .into_iter()
+        .find(|&i| {
+            acc += w(i);
+            pos < acc
+        })
+        .unwrap_or(teo)
+}
+
+/// Seed 003's update rule, on the row @row of matrix @m toward @target.
+fn matrix_learn(m: &mut [[u16; MAX]; MAX], s: &StatesNs, row: usize, target: usize, k: &Knobs) {
     let n = s.nr() as u32;
     if n < 2 {
         return;
     }
     let lr = k.learning_rate;
-    for i in 0..s.nr() {
-        let w = u32::from(t.weight[row][i]);
+    for (i, weight) in m[row].iter_mut().enumerate().take(s.nr()) {
+        let w = u32::from(*weight);
         if i == target {
             let grown = w + lr * w / 100;
             if grown < (100 - lr) * 100 {
-                t.weight[row][i] = grown as u16;
+                *weight = grown as u16;
             }
         } else {
             let shrunk = w - lr * w / (100 * (n - 1));
             if shrunk > lr * 100 {
-                t.weight[row][i] = shrunk as u16;
+                *weight = shrunk as u16;
             }
         }
     }
-    if k.aging_interval == 0 {
-        return;
-    }
-    t.row_updates[row] += 1;
-    if u32::from(t.row_updates[row]) < k.aging_interval {
-        return;
-    }
-    t.row_updates[row] = 0;
-    let states: Vec<usize> = (0..s.nr()).filter(|&i| s.enabled(i)).collect();
-    if states.len() < 2 {
-        return;
-    }
-    let h = heaviest(t, &states, row);
-    let share = (t.weight[row][h] >> 3) / (states.len() as u16 - 1);
-    for &i in states.iter().filter(|&&i| i != h) {
-        t.weight[row][i] += share;
-        t.weight[row][h] -= share;
-    }
+}
+
+/// The state seed 003 learns toward (RFC v2's teo_update() on v5.7 teo),
+/// None where no state fits the sleep length.
+pub fn seed_target(s: &StatesNs, e: &Entry, duration: u64) -> Option<usize> {
+    let entered = e.seed as usize;
+    let lat = s.exit_latency_ns[entered];
+    // v5.7: a period that reached the sleep length counts as endless, a
+    // shorter one loses half the exit latency of the state entered.
+    let measured = if duration >= e.sleep_length_ns {
+        ENDLESS
+    } else if duration >= lat {
+        duration - lat / 2
+    } else {
+        duration / 2
+    };
+    let fits_sleep: Vec<usize> = (0..s.nr())
+        .filter(|&i| s.residency_ns[i] <= e.sleep_length_ns)
+        .collect();
+    let timer = *fits_sleep.last()?;
+    let hit = fits_sleep
+        .into_iter()
+        .rfind(|&i| s.residency_ns[i] <= measured);
+    Some(match hit {
+        Some(h) if h >= timer => entered,
+        Some(h) => h,
+        None => timer,
+    })
 }
 
 /// The first of the heaviest of @states in row @row, among weights above
@@ -251,7 +296,7 @@ fn heaviest(t: &Table, states: &[usize], row: usize) -> usize {
         .unwrap_or(row)
 }
 
-/// At entry: both predictions.
+/// At entry: the three predictions.
 pub fn predict(
     t: &mut Table,
     s: &StatesNs,
@@ -266,7 +311,8 @@ pub fn predict(
     let (teo, used) = teo_choose(t, s, sleep_length);
     Entry {
         teo: teo as u32,
-        weighted: weighted_pick(t, s, teo, rand, k.pick) as u32,
+        per_choice: per_choice_pick(t, s, teo, rand, k.pick) as u32,
+        seed: seed_pick(t, s, teo, sleep_length, rand) as u32,
         kernel,
         rand,
         sleep_length_ns: sleep_length,
@@ -274,14 +320,18 @@ pub fn predict(
     }
 }
 
-/// At exit: both learn.
+/// At exit: all three learn.
 pub fn learn(t: &mut Table, s: &StatesNs, k: &Knobs, e: &Entry, duration: u64) {
     if t.nr_states as usize != s.nr() {
         *t = fresh(s.nr());
     }
     let target = ideal(s, duration, false);
+    let seed_toward = seed_target(s, e, duration);
     teo_learn(t, s, e, duration);
-    weighted_learn(t, s, e.teo as usize, target, k);
+    matrix_learn(&mut t.weight, s, e.teo as usize, target, k);
+    if let Some(toward) = seed_toward {
+        matrix_learn(&mut t.seed_weight, s, e.seed as usize, toward, k);
+    }
     t.periods += 1;
 }
 
@@ -293,7 +343,8 @@ pub fn score(sc: &mut Scores, s: &StatesNs, e: &Entry, duration: u64, kernel_ind
             sc.0[src][kind][chosen + MAX - 1 - ideal] += 1;
         };
         count(TEO, e.teo as usize);
-        count(WEIGHTED, e.weighted as usize);
+        count(PER_CHOICE, e.per_choice as usize);
+        count(SEED, e.seed as usize);
         if kernel_indices && e.kernel >= 0 && (e.kernel as usize) < s.nr() {
             count(KERNEL, e.kernel as usize);
         }

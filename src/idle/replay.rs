@@ -220,7 +220,6 @@ mod tests {
                 Pick::Random
             },
             learning_rate: pol.idle_learning_rate,
-            aging_interval: pol.idle_aging_interval,
         };
         let mut want = Scores::default();
         reference_scores(&k, &skylake(), &table, &trace[&0].periods, &mut want);
@@ -231,10 +230,12 @@ mod tests {
             &trace[&2].periods,
             &mut want,
         );
-        // Twelve periods, each scored once per ideal for teo and weighted.
+        // Twelve periods, each scored once per ideal for teo, per-choice
+        // and the seed.
         let rows = score_table::rows(&want);
         assert_eq!(rows[reference::BY_RESIDENCY][reference::TEO].periods, 12);
-        assert_eq!(rows[reference::BY_EXIT][reference::WEIGHTED].periods, 12);
+        assert_eq!(rows[reference::BY_EXIT][reference::PER_CHOICE].periods, 12);
+        assert_eq!(rows[reference::BY_EXIT][reference::SEED].periods, 12);
         assert_eq!(rows[reference::BY_EXIT][reference::KERNEL].periods, 0);
 
         if bpf_test_progs::skip_without_bpf().is_none() {

@@ -6,11 +6,11 @@
 
 use std::fmt::Write;
 
-use super::period::{DIFFS, Scores};
+use super::period::{DIFFS, SOURCES, Scores};
 use super::table::MAX;
 
 /// Row names, by enum cadence_idle_source.
-pub const SOURCE_NAMES: [&str; 3] = ["teo", "weighted", "kernel"];
+pub const SOURCE_NAMES: [&str; SOURCES] = ["teo", "per_choice", "seed", "kernel"];
 /// Column groups, by enum cadence_idle_ideal.
 pub const IDEAL_NAMES: [&str; 2] = [
     "ideal = deepest state whose target residency the period lasted",
@@ -104,7 +104,7 @@ pub fn render(scores: &Scores, nr_states: usize, extra: &[(&str, Vec<Row>)]) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::idle::reference::{BY_EXIT, BY_RESIDENCY, TEO, WEIGHTED};
+    use crate::idle::reference::{BY_EXIT, BY_RESIDENCY, SEED, TEO};
 
     #[test]
     fn buckets_become_the_seeds_columns() {
@@ -125,8 +125,8 @@ mod tests {
             "{text}"
         );
         // Sources without periods are left out.
-        assert!(!text.contains("weighted"), "{text}");
-        sc.0[WEIGHTED][BY_EXIT][MAX - 1] = 1;
-        assert!(render(&sc, 3, &[]).contains("weighted"));
+        assert!(!text.contains("seed"), "{text}");
+        sc.0[SEED][BY_EXIT][MAX - 1] = 1;
+        assert!(render(&sc, 3, &[]).contains("seed"));
     }
 }

@@ -19,9 +19,11 @@ pub struct Table {
     pub intercepts: [u32; MAX],
     pub total: u32,
     pub short_idles: u32,
-    /// Seed 003's matrix: row = teo's choice, column = the state.
+    /// The per-choice predictor's matrix: row = teo's choice, column =
+    /// the state.
     pub weight: [[u16; MAX]; MAX],
-    pub row_updates: [u16; MAX],
+    /// Seed 003's matrix: row = the state the seed entered.
+    pub seed_weight: [[u16; MAX]; MAX],
     pub periods: u64,
 }
 
@@ -34,7 +36,7 @@ impl Table {
             total: t.total,
             short_idles: t.short_idles,
             weight: t.weight,
-            row_updates: t.row_updates,
+            seed_weight: t.seed_weight,
             periods: t.periods,
         }
     }
@@ -48,7 +50,7 @@ impl Table {
         t.total = self.total;
         t.short_idles = self.short_idles;
         t.weight = self.weight;
-        t.row_updates = self.row_updates;
+        t.seed_weight = self.seed_weight;
         t.periods = self.periods;
         t
     }

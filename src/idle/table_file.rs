@@ -6,7 +6,7 @@
 //! JSON, one line per CPU:
 //!
 //! ```text
-//! {"version":1,"cpus":[
+//! {"version":2,"cpus":[
 //! {"cpu":0,"nr_states":4,"states":["POLL","C1","C1E","C6"],"table":{...}},
 //! ...
 //! ]}
@@ -24,8 +24,10 @@ use super::states::{IdleStates, MAX_STATES};
 use super::table::{MAX, Table};
 use crate::topology::cpulist;
 
-/// The format's version; a file of another version is refused.
-pub const VERSION: u32 = 1;
+/// The format's version; a file of another version is refused. 2: the
+/// seed's matrix (`seed_weight`) beside the per-choice one, no aging
+/// counters (`row_updates`).
+pub const VERSION: u32 = 2;
 
 /// Seed 003: a weight is 0..10000 (percent x 100); bpf/intf_idle.h's
 /// CADENCE_IDLE_WEIGHT_SCALE.
@@ -152,25 +154,25 @@ fn check_cpu(c: &CpuTable, states: &[super::states::IdleState]) -> Result<(), St
         for (what, v) in [
             ("hits", u64::from(t.hits[i])),
             ("intercepts", u64::from(t.intercepts[i])),
-            ("row_updates", u64::from(t.row_updates[i])),
         ] {
             if v != 0 {
                 return Err(beyond(what, i, v));
             }
         }
     }
-    for r in 0..MAX {
-        for i in 0..MAX {
-            let w = t.weight[r][i];
-            if (r >= n || i >= n) && w != 0 {
-                return Err(format!(
-                    "CPU {cpu}: weight[{r}][{i}] = {w}, but its table has {n} states"
-                ));
-            }
-            if w > WEIGHT_SCALE {
-                return Err(format!(
-                    "CPU {cpu}: weight[{r}][{i}] = {w} is above {WEIGHT_SCALE}"
-                ));
+    for (what, m) in [("weight", &t.weight), ("seed_weight", &t.seed_weight)] {
+        for (r, row) in m.iter().enumerate() {
+            for (i, &w) in row.iter().enumerate() {
+                if (r >= n || i >= n) && w != 0 {
+                    return Err(format!(
+                        "CPU {cpu}: {what}[{r}][{i}] = {w}, but its table has {n} states"
+                    ));
+                }
+                if w > WEIGHT_SCALE {
+                    return Err(format!(
+                        "CPU {cpu}: {what}[{r}][{i}] = {w} is above {WEIGHT_SCALE}"
+                    ));
+                }
             }
         }
     }
@@ -253,7 +255,7 @@ mod tests {
         let f = good();
         let text = f.to_text();
         assert_eq!(text.lines().count(), 6, "{text}");
-        assert!(text.starts_with("{\"version\":1,\"cpus\":[\n{\"cpu\":0,\"nr_states\":4,"));
+        assert!(text.starts_with("{\"version\":2,\"cpus\":[\n{\"cpu\":0,\"nr_states\":4,"));
         assert_eq!(TableFile::parse(&text).unwrap(), f);
         assert_eq!(f.check(&running()), Ok(()));
         // The loader's write counter is not in it.
@@ -278,11 +280,12 @@ mod tests {
 
     #[test]
     fn another_version_is_refused() {
+        // Version 1 (before the seed's matrix): refused, not misread.
         let mut f = good();
-        f.version = 2;
+        f.version = 1;
         assert_eq!(
             refusal(&f),
-            "idle table file version 2 (this scx_cadence reads version 1)"
+            "idle table file version 1 (this scx_cadence reads version 2)"
         );
     }
 
@@ -399,7 +402,7 @@ mod tests {
             total: u32::MAX,
             short_idles: u32::MAX,
             weight: [[10_000; MAX]; MAX],
-            row_updates: [u16::MAX; MAX],
+            seed_weight: [[10_000; MAX]; MAX],
             periods: u64::MAX,
         };
         let f = TableFile {

@@ -5,7 +5,7 @@
 //!
 //! ```text
 //! {"table":{"cpu":1,"nr_states":4,"hits":[...],"intercepts":[...],"total":..,
-//!   "short_idles":..,"weight":[[...]...],"row_updates":[...],"periods":..}}
+//!   "short_idles":..,"weight":[[...]...],"seed_weight":[[...]...],"periods":..}}
 //! {"period":{"cpu":1,"start_ns":..,"duration_ns":..,"sleep_length_ns":..,
 //!   "kernel_state":-1,"rand":..}}
 //! ```
@@ -54,7 +54,7 @@ pub struct PeriodRecord {
     pub sleep_length_ns: u64,
     /// The state the kernel entered (power:cpu_idle), -1 if not known.
     pub kernel_state: i32,
-    /// The random number the weighted pick used.
+    /// The random number the random picks used.
     pub rand: u32,
 }
 
@@ -108,7 +108,8 @@ pub fn to_line(r: &Record) -> String {
 
 /// @scores as JSON, per source and ideal the seed's columns as counts:
 /// `{"teo": {"residency": {"periods", "correct", "undershoot": [US1..],
-/// "overshoot": [OS1..]}, "exit": {...}}, "weighted": ..., "kernel": ...}`.
+/// "overshoot": [OS1..]}, "exit": {...}}, "per_choice": ..., "seed": ...,
+/// "kernel": ...}`.
 /// `idle record --format json` and `idle replay --format json` print this.
 pub fn counts(scores: &Scores) -> serde_json::Value {
     let rows = score_table::rows(scores);

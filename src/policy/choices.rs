@@ -39,11 +39,16 @@ pub enum IdlePredictor {
     Off,
     /// Mainline teo's bins (drivers/cpuidle/governors/teo.c).
     Teo,
-    /// Seed 003's weight matrix on top of teo's choice.
-    Weighted,
+    /// A weight matrix over teo's choice, a row per choice, learning toward
+    /// the state each period justified (this project's variant of seed
+    /// 003's matrix).
+    PerChoice,
+    /// Seed 003's matrix as its RFC v2 posted it: consulted only when
+    /// teo's history moved the choice shallower, never deeper than teo.
+    Seed,
 }
 
-/// idle.pick: how the weighted predictor reads its row.
+/// idle.pick: how the per-choice predictor reads its row.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]
 pub enum IdlePick {
@@ -117,7 +122,8 @@ impl Choice for IdlePredictor {
     const WORDS: &'static [(Self, &'static str)] = &[
         (Self::Off, "off"),
         (Self::Teo, "teo"),
-        (Self::Weighted, "weighted"),
+        (Self::PerChoice, "per_choice"),
+        (Self::Seed, "seed"),
     ];
 }
 
@@ -142,7 +148,8 @@ impl IdlePredictor {
         match self {
             Self::Off => bpf_intf::cadence_idle_predictor_CADENCE_IDLE_PREDICTOR_OFF,
             Self::Teo => bpf_intf::cadence_idle_predictor_CADENCE_IDLE_PREDICTOR_TEO,
-            Self::Weighted => bpf_intf::cadence_idle_predictor_CADENCE_IDLE_PREDICTOR_WEIGHTED,
+            Self::PerChoice => bpf_intf::cadence_idle_predictor_CADENCE_IDLE_PREDICTOR_PER_CHOICE,
+            Self::Seed => bpf_intf::cadence_idle_predictor_CADENCE_IDLE_PREDICTOR_SEED,
         }
     }
 }

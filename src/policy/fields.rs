@@ -182,22 +182,17 @@ policy_fields! {
     #[doc = "The idle-state learner (bpf/idle_learn.bpf.h) and how its predictions act."]
     idle => Idle {
         predictor: IdlePredictor = Kind::Choice { values: IdlePredictor::words },
-            "The idle-state prediction that acts: off (no learning), teo (mainline teo's bins), weighted (a learned weight matrix over teo's choice, docs/idle.md)",
+            "The idle-state prediction that acts: off (no learning), teo (mainline teo's bins), seed (seed 003's matrix over teo, as its RFC v2 posted it), per_choice (a matrix row per teo choice, learning toward the state each period justified; docs/idle.md)",
             bpf idle_predictor = IdlePredictor::bpf;
         pick: IdlePick = Kind::Choice { values: IdlePick::words },
-            "How the weighted predictor reads its row: random (a state drawn by its weight) or heaviest (deterministic)",
+            "How the per_choice predictor reads its row: random (a state drawn by its weight) or heaviest (deterministic); seed always draws at random, as the RFC",
             bpf idle_pick = IdlePick::bpf;
         // Seed 003's LEARNING_RATE: a weight grows by rate% of itself while
         // below (100 - rate)%, shrinks while above rate%; at 50 the two
         // bounds meet and nothing can move.
         learning_rate: u64 = Kind::Int { min: 1, max: 49, unit: "percent of a weight" },
-            "The weighted predictor's learning rate: how far one idle period moves its row",
+            "The matrices' learning rate (seed and per_choice): how far one idle period moves a row",
             bpf idle_learning_rate = |v: u64| v as u32;
-        // 0: no aging, the seed as posted. 65535: the u16 row counter's
-        // ceiling (bpf/intf_idle.h row_updates).
-        aging_interval: u64 = Kind::Int { min: 0, max: 65_535, unit: "updates of a row, 0 = never" },
-            "Every so many updates of a weight row, 1/8 of its heaviest weight spreads over its other states, so that a changed pattern is learned again",
-            bpf idle_aging_interval = |v: u64| v as u32;
         place: IdlePlace = Kind::Choice { values: IdlePlace::words },
             "shallow: among idle CPUs equally good for the placement search, wake the one in the shallowest state (observed, else predicted); off: ignore idle states. Acts with placement.order = small_core (docs/idle.md)",
             bpf idle_place = IdlePlace::bpf;

@@ -40,7 +40,7 @@ pub struct IdleCounters {
     #[stat(desc = "Records idle record lost: the ring buffer was full")]
     pub idle_record_drops: u64,
     #[stat(
-        desc = "Score counts, source (teo, weighted, kernel) x ideal (by residency, by residency + exit latency) x (chosen - ideal + 9), flattened in that order"
+        desc = "Score counts, source (teo, per_choice, seed, kernel) x ideal (by residency, by residency + exit latency) x (chosen - ideal + 9), flattened in that order"
     )]
     pub idle_scores: Vec<u64>,
 }
@@ -121,7 +121,7 @@ impl IdleCounters {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::idle::reference::{BY_RESIDENCY, TEO, WEIGHTED};
+    use crate::idle::reference::{BY_RESIDENCY, SEED, TEO};
     use crate::idle::table::MAX;
 
     fn raw(periods: u64) -> bpf_intf::cadence_idle_cpu {
@@ -129,17 +129,18 @@ mod tests {
         let mut r: bpf_intf::cadence_idle_cpu = unsafe { std::mem::zeroed() };
         r.periods = periods;
         r.scores.n[TEO][BY_RESIDENCY][MAX - 1] = periods;
-        r.scores.n[WEIGHTED][BY_RESIDENCY][MAX] = periods;
+        r.scores.n[SEED][BY_RESIDENCY][MAX] = periods;
         r
     }
 
     #[test]
     fn buckets_keep_their_place_through_the_flat_list() {
         let c = IdleCounters::from_bpf(&raw(5));
-        assert_eq!(c.idle_scores.len(), 114);
+        // 4 sources x 2 ideals x 19 differences (-9..=9).
+        assert_eq!(c.idle_scores.len(), 152);
         let sc = c.scores();
         assert_eq!(sc.0[TEO][BY_RESIDENCY][MAX - 1], 5);
-        assert_eq!(sc.0[WEIGHTED][BY_RESIDENCY][MAX], 5);
+        assert_eq!(sc.0[SEED][BY_RESIDENCY][MAX], 5);
         assert_eq!(sc.0.iter().flatten().flatten().sum::<u64>(), 10);
     }
 
@@ -154,6 +155,6 @@ mod tests {
         assert_eq!(t.scores().0[TEO][BY_RESIDENCY][MAX - 1], 12);
         let d = b.delta(&a);
         assert_eq!(d.idle_periods, 2);
-        assert_eq!(d.scores().0[WEIGHTED][BY_RESIDENCY][MAX], 2);
+        assert_eq!(d.scores().0[SEED][BY_RESIDENCY][MAX], 2);
     }
 }

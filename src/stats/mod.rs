@@ -64,7 +64,7 @@ pub struct Metrics {
     pub cpufreq_driver: String,
     #[stat(desc = "CPUs whose cpufreq governor applies the hints (schedutil)")]
     pub cpufreq_hint_cpus: u64,
-    #[stat(desc = "idle.predictor of the policy in force: off, teo or weighted")]
+    #[stat(desc = "idle.predictor of the policy in force: off, teo, per_choice or seed")]
     #[serde(default)]
     pub idle_predictor: String,
     #[stat(desc = "Most idle states any CPU learns for (0: the learner is off)")]

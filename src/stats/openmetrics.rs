@@ -433,7 +433,7 @@ mod idle_tests {
     use std::collections::BTreeMap;
 
     use super::*;
-    use crate::idle::reference::{BY_EXIT, BY_RESIDENCY, TEO, WEIGHTED};
+    use crate::idle::reference::{BY_EXIT, BY_RESIDENCY, SEED, TEO};
     use crate::stats::IdleCounters;
 
     /// Two CPUs' idle counters: the per-CPU counters keep their CPU label,
@@ -444,12 +444,12 @@ mod idle_tests {
         let cpu = |periods: u64| {
             let mut c = IdleCounters {
                 idle_periods: periods,
-                idle_scores: vec![0; 114],
+                idle_scores: vec![0; 152],
                 ..Default::default()
             };
             let mut sc = c.scores();
             sc.0[TEO][BY_RESIDENCY][MAX - 1] = periods;
-            sc.0[WEIGHTED][BY_EXIT][MAX + 1] = 1;
+            sc.0[SEED][BY_EXIT][MAX + 1] = 1;
             c.idle_scores = sc.0.iter().flatten().flatten().copied().collect();
             c
         };
@@ -470,7 +470,7 @@ mod idle_tests {
         );
         assert!(
             text.contains(
-                "scx_cadence_idle_predictions_total{source=\"weighted\",ideal=\"exit\",miss=\"2\"} 2\n"
+                "scx_cadence_idle_predictions_total{source=\"seed\",ideal=\"exit\",miss=\"2\"} 2\n"
             ),
             "{text}"
         );

@@ -16,12 +16,13 @@ case_idle_learns_from_a_state_file() {
 	# OpenMetrics.
 	"$SCHED" idle stats | tee "$VM_OUT/idle_stats.txt"
 	grep -Eq "^  teo +[0-9]+ +[0-9.]+" "$VM_OUT/idle_stats.txt" &&
-		grep -Eq "^  weighted +[0-9]+ +[0-9.]+" "$VM_OUT/idle_stats.txt" ||
-		fail "idle stats has no teo and weighted rows" || return 1
+		grep -Eq "^  per_choice +[0-9]+ +[0-9.]+" "$VM_OUT/idle_stats.txt" &&
+		grep -Eq "^  seed +[0-9]+ +[0-9.]+" "$VM_OUT/idle_stats.txt" ||
+		fail "idle stats has no teo, per_choice and seed rows" || return 1
 	! grep -q "^  kernel" "$VM_OUT/idle_stats.txt" ||
 		fail "idle stats scored the kernel's state with a file's indices" || return 1
 	"$SCHED" stats | tee "$VM_OUT/idle_brief.txt"
-	grep -Eq "idle [0-9.k]+ correct teo [0-9]+% weighted [0-9]+%" "$VM_OUT/idle_brief.txt" ||
+	grep -Eq "idle [0-9.k]+ correct teo [0-9]+% per_choice [0-9]+% seed [0-9]+%" "$VM_OUT/idle_brief.txt" ||
 		fail "the stats line has no idle part" || return 1
 	"$SCHED" stats --format openmetrics >"$VM_OUT/idle.om"
 	grep -q '^scx_cadence_idle_predictions_total{source="teo",ideal="residency",miss="0"} [1-9]' "$VM_OUT/idle.om" ||

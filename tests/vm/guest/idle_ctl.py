@@ -14,7 +14,7 @@ loader's own files alone:
 5. A without CPU 3, and A with 3 states on CPU 1, are refused (exit code 1,
    one line naming the difference); the map's generations do not move and
    a save after them is A;
-6. `ctl set idle.predictor=weighted` and sleepers again: the tables change.
+6. `ctl set idle.predictor=seed` and sleepers again: the tables change.
 
 Usage: idle_ctl.py SCHED PIN_DIR OUT_PREFIX"""
 
@@ -124,10 +124,11 @@ fewer_cpus = dict(doc, cpus=doc["cpus"][:-1])
 cpu1 = dict(doc["cpus"][1])
 t = json.loads(json.dumps(cpu1["table"]))
 t["nr_states"] = 3
-for arr in ("hits", "intercepts", "row_updates"):
+for arr in ("hits", "intercepts"):
     t[arr][3] = 0
-t["weight"] = [[w if r < 3 and i < 3 else 0 for i, w in enumerate(row)]
-               for r, row in enumerate(t["weight"])]
+for m in ("weight", "seed_weight"):
+    t[m] = [[w if r < 3 and i < 3 else 0 for i, w in enumerate(row)]
+            for r, row in enumerate(t[m])]
 cpu1.update(nr_states=3, states=cpu1["states"][:3], table=t)
 fewer_states = dict(doc, cpus=[doc["cpus"][0], cpu1] + doc["cpus"][2:])
 last = CPUS[-1]
@@ -152,7 +153,7 @@ with open(C) as f:
     check(f.read() == text_a, "after the refusals the tables are A's")
 
 # 6. Learning again.
-check(ctl("set", "idle.predictor=weighted").returncode == 0, "learning turned on")
+check(ctl("set", "idle.predictor=seed").returncode == 0, "learning turned on")
 sleepers(3)
 again = entries()
 check(any(again[c][1] != a[c] for c in CPUS), "the tables change again")

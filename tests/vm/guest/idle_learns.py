@@ -1,13 +1,13 @@
 """The idle learner learns in the kernel (issue 13). scx_cadence runs with
 --idle-states from a file (the TCG VM has no cpuidle driver) and the
-balanced policy (predictor weighted). A sleeper on CPU 1 makes idle periods
+balanced policy (predictor per_choice). A sleeper on CPU 1 makes idle periods
 there; this reads the pinned maps with bpftool:
 
 - idle_table[1]: learned for the file's 4 states, periods counted, and the
-  weights moved off seed 003's fresh rows (6000 on the diagonal, 4000 / 3
-  = 1333 elsewhere);
-- idle_cpu on CPU 1: every scored period counted once per ideal for teo
-  and for the weighted pick, and none for the kernel's state, whose
+  weights of both matrices (per_choice's and the seed's) moved off seed
+  003's fresh rows (6000 on the diagonal, 4000 / 3 = 1333 elsewhere);
+- idle_cpu on CPU 1: every scored period counted once per ideal for teo,
+  the per-choice pick and the seed's, and none for the kernel's state, whose
   indices are not the file's; and almost every entry closed by its exit
   (a program attached twice sees each entry twice).
 
@@ -53,7 +53,8 @@ failures = []
 print(f"idle_table[{CPU}]: nr_states={t['nr_states']} periods={t['periods']} "
       f"total={t['total']} hits={t['hits'][:NR_STATES]} intercepts={t['intercepts'][:NR_STATES]}")
 weights = [row[:NR_STATES] for row in t["weight"][:NR_STATES]]
-print(f"weights: {weights}")
+seed_weights = [row[:NR_STATES] for row in t["seed_weight"][:NR_STATES]]
+print(f"weights: {weights}\nseed weights: {seed_weights}")
 print(f"idle_cpu[{CPU}]: periods={c['periods']} lost_exits={c['lost_exits']} "
       f"overtaken={c['overtaken']}")
 if c["lost_exits"] * 20 > c["periods"]:
@@ -63,14 +64,16 @@ if t["nr_states"] != NR_STATES:
 if t["periods"] < 100:
     failures.append(f"only {t['periods']} periods learned in 5 s of 2 ms sleeps")
 if weights == FRESH:
-    failures.append("the weights never moved off the fresh rows")
+    failures.append("the per-choice weights never moved off the fresh rows")
+if seed_weights == FRESH:
+    failures.append("the seed's weights never moved off the fresh rows")
 scores = c["scores"]["n"]
-for src, name in [(0, "teo"), (1, "weighted")]:
+for src, name in [(0, "teo"), (1, "per_choice"), (2, "seed")]:
     for ideal in range(2):
         n = sum(scores[src][ideal])
         if n != c["periods"]:
             failures.append(f"{name} scored {n} periods by ideal {ideal}, not {c['periods']}")
-if any(sum(row) for row in scores[2]):
+if any(sum(row) for row in scores[3]):
     failures.append("the kernel's state was scored although the indices are the file's")
 for f in failures:
     print(f"FAIL: {f}")

@@ -1,6 +1,6 @@
 """idle.place = shallow sees each CPU's idle state (issue 13, item 4).
 scx_cadence runs with --idle-states from the Skylake-SP file and the
-balanced policy (predictor weighted, idle.place shallow). While a sleeper
+balanced policy (predictor per_choice, idle.place shallow). While a sleeper
 makes idle periods on CPU 1 and a spinner keeps CPU 3 busy, this samples the
 pinned place_topo map's idle_exit_ns, the per-CPU input the placement
 search ranks idle CPUs by, and checks what a user reading it with bpftool

@@ -54,13 +54,13 @@ if live["periods"] < 1000:
     bad.append(f"only {live['periods']} periods recorded")
 if replay["periods"] != live["periods"] or len(lines) != live["periods"] + live["tables"]:
     bad.append(f"{len(lines)} lines, replay {replay['periods']} periods, live {live['periods']}")
-for src in ("teo", "weighted", "kernel"):
+for src in ("teo", "per_choice", "seed", "kernel"):
     for ideal in ("residency", "exit"):
         a, b = live["scores"][src][ideal], replay["scores"][src][ideal]
         print(f"{src:9} {ideal:9} live {a}\n{'':19} replay {b}")
         if a != b:
             bad.append(f"{src}/{ideal} differ")
-for src in ("teo", "weighted"):
+for src in ("teo", "per_choice", "seed"):
     if live["scores"][src]["residency"]["periods"] != live["periods"]:
         bad.append(f"{src}: {live['scores'][src]['residency']['periods']} scored of {live['periods']}")
 if bad:

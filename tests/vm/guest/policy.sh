@@ -99,7 +99,7 @@ case_pinned_maps() {
 	start_sched "$VM_OUT/pins.sched.log" || return 1
 	local map field dumpf
 	for spec in \
-		"policy:generation slice_max_ns slice_min_ns slice_lag_ns idle_core_first freq_max_ratio cpuperf_scale freq_max_mhz cpufreq_mode cpufreq_headroom_pct cpufreq_scale cpufreq_floor_util cpufreq_band cpufreq_iowait_boost cpufreq_interval_ns cpufreq_down_hold_ns place_order idle_predictor idle_pick idle_learning_rate idle_aging_interval idle_place wakeup_preempt sync_wakeup slice_timer_us place_hold place_move_margin fair_cgroups" \
+		"policy:generation slice_max_ns slice_min_ns slice_lag_ns idle_core_first freq_max_ratio cpuperf_scale freq_max_mhz cpufreq_mode cpufreq_headroom_pct cpufreq_scale cpufreq_floor_util cpufreq_band cpufreq_iowait_boost cpufreq_interval_ns cpufreq_down_hold_ns place_order idle_predictor idle_pick idle_learning_rate idle_place wakeup_preempt sync_wakeup slice_timer_us place_hold place_move_margin fair_cgroups" \
 		"policy_state:generation" \
 		"policy_cpu:seq generation slice_max_ns idle_core_first" \
 		"cpu_util:clock_pelt lost_idle_time clock_task util_avg runnable_avg freq_scale freq_source cpu_cap freq_ticks freq_clamped freq_errors busy" \
