@@ -369,18 +369,57 @@ impl QosLimits {
             .count()
     }
 
-    /// Saves @cpu's original if not yet saved, then writes @us.
+    /// Whether @cpu's file no longer holds the value this writer knows to
+    /// be in force (read at open or written since): another writer (a
+    /// tuning daemon, an administrator, another scheduler's loader)
+    /// changed it. A CPU whose value is unknown (still saved from a
+    /// restore that failed) has nothing to compare.
+    fn changed_by_another(&self, cpu: u32, now_in_file: Option<u32>) -> bool {
+        self.cpus
+            .get(&cpu)
+            .is_some_and(|c| c.in_force != Some(u32::MAX) && c.in_force != now_in_file)
+    }
+
+    /// Hands @cpu to the writer that put @raw in its file: its value is the
+    /// new original, which this run never overwrites and restores nothing
+    /// over (issue 50); the CPU is left alone from now on, with one warning.
+    fn yield_to_another(&mut self, cpu: u32, raw: &str) {
+        if self.saved.remove(&cpu).is_some()
+            && let Err(e) = self.store_saved()
+        {
+            warn!("PM QoS: {e:#}");
+        }
+        let ours = self
+            .cpus
+            .get(&cpu)
+            .map_or_else(String::new, |c| limit_text(c.in_force));
+        self.warn_cpu(
+            cpu,
+            format!(
+                "another writer set it to {raw} (it was {ours}): that is its value now, \
+                 and this run neither overwrites nor restores over it"
+            ),
+        );
+    }
+
+    /// Reads @cpu's file; if another writer changed it since, hands the CPU
+    /// over (yield_to_another) and writes nothing; else saves the CPU's
+    /// original if not yet saved, and writes @us.
     fn write(&mut self, cpu: u32, us: Option<u32>, now: Instant) -> bool {
         let path = qos_path(&self.sysfs, cpu);
+        let (raw, in_file) = match read_raw(&path) {
+            Ok(v) => v,
+            Err(e) => {
+                self.warn_cpu(cpu, format!("{e:#}"));
+                return false;
+            }
+        };
+        if self.changed_by_another(cpu, in_file) {
+            self.yield_to_another(cpu, &raw);
+            return false;
+        }
         let newly_saved = !self.saved.contains_key(&cpu);
         if newly_saved {
-            let raw = match read_raw(&path) {
-                Ok((raw, _)) => raw,
-                Err(e) => {
-                    self.warn_cpu(cpu, format!("{e:#}"));
-                    return false;
-                }
-            };
             self.saved.insert(cpu, raw);
             if let Err(e) = self.store_saved() {
                 // Without the saved original a kill -9 could not be undone:
@@ -413,8 +452,10 @@ impl QosLimits {
     }
 
     /// Writes every saved original back and removes the saved file (keeping
-    /// in it only the CPUs whose restore failed). Idempotent; also run by
-    /// Drop. Not rate-limited: it is the way out.
+    /// in it only the CPUs whose restore failed). A CPU open in this run
+    /// whose file another writer changed since our last write keeps that
+    /// writer's value (issue 50: nothing restored over it). Idempotent;
+    /// also run by Drop. Not rate-limited: it is the way out.
     pub fn restore_all(&mut self) -> Result<()> {
         if self.saved.is_empty() {
             // The saved file mirrors self.saved: there is none.
@@ -423,6 +464,16 @@ impl QosLimits {
         let mut failed = Vec::new();
         for (cpu, raw) in std::mem::take(&mut self.saved) {
             let path = qos_path(&self.sysfs, cpu);
+            if let Ok((now_raw, in_file)) = read_raw(&path)
+                && self.changed_by_another(cpu, in_file)
+            {
+                warn!(
+                    "PM QoS: cpu{cpu}: another writer set {now_raw} since our last write; \
+                     leaving it (not restoring {raw})"
+                );
+                self.cpus.remove(&cpu);
+                continue;
+            }
             match write_raw(&path, &raw) {
                 Err(e) if cpu_is_gone(&self.sysfs, cpu) => {
                     // The CPU device went away, and its PM QoS requests with

@@ -14,13 +14,18 @@ use log::{info, warn};
 
 use super::qos::{MIN_INTERVAL, QosLimits};
 use super::qos_rule;
-use crate::policy::{IdlePredictor, IdleQos};
+use crate::policy::{Idle, IdlePredictor, IdleQos};
 
 /// Whether the limits act: idle.qos = learned, a predictor on (with
-/// idle.predictor = off nothing learns and the tables are stale) and
-/// @learning (the learner has states to learn for).
-pub fn wanted(qos: IdleQos, predictor: IdlePredictor, learning: bool) -> bool {
-    qos == IdleQos::Learned && predictor != IdlePredictor::Off && learning
+/// idle.predictor = off nothing learns and the tables are stale),
+/// @learning (the learner has states to learn for), and the states are
+/// this machine's: from sysfs, or from a file (@from_file) that
+/// idle.file_is_this_machine vouches for.
+pub fn wanted(idle: &Idle, learning: bool, from_file: bool) -> bool {
+    idle.qos == IdleQos::Learned
+        && idle.predictor != IdlePredictor::Off
+        && learning
+        && (!from_file || idle.file_is_this_machine)
 }
 
 /// Puts back what a killed run left saved in @run_dir (a no-op when
@@ -48,6 +53,8 @@ pub struct QosLive {
     last_scan: Option<Instant>,
     /// CPUs whose table could not be read: warned once each.
     unreadable: BTreeSet<u32>,
+    /// Said once that a states file keeps idle.qos from writing.
+    file_noted: bool,
 }
 
 impl QosLive {
@@ -61,6 +68,19 @@ impl QosLive {
             refused: false,
             last_scan: None,
             unreadable: BTreeSet::new(),
+            file_noted: false,
+        }
+    }
+
+    /// Says once that idle.qos = learned writes nothing because the states
+    /// came from a file that idle.file_is_this_machine does not vouch for.
+    pub fn note_untrusted_file(&mut self) {
+        if !self.file_noted {
+            self.file_noted = true;
+            info!(
+                "PM QoS: idle.qos = learned writes nothing: the idle states came from \
+                 --idle-states, and idle.file_is_this_machine is false"
+            );
         }
     }
 
@@ -156,14 +176,24 @@ mod tests {
     }
 
     #[test]
-    fn only_learned_with_a_predictor_and_states_acts() {
+    fn only_learned_with_a_predictor_and_this_machines_states_acts() {
         use IdlePredictor::*;
-        assert!(wanted(IdleQos::Learned, Teo, true));
-        assert!(wanted(IdleQos::Learned, PerChoice, true));
-        assert!(wanted(IdleQos::Learned, Seed, true));
-        assert!(!wanted(IdleQos::Learned, Off, true));
-        assert!(!wanted(IdleQos::Learned, PerChoice, false));
-        assert!(!wanted(IdleQos::Off, Seed, true));
+        let idle = |qos, predictor, file_is_this_machine| Idle {
+            qos,
+            predictor,
+            file_is_this_machine,
+            ..crate::policy::Policy::parse("").unwrap().idle
+        };
+        let learned = |p| idle(IdleQos::Learned, p, false);
+        assert!(wanted(&learned(Teo), true, false));
+        assert!(wanted(&learned(PerChoice), true, false));
+        assert!(wanted(&learned(Seed), true, false));
+        assert!(!wanted(&learned(Off), true, false));
+        assert!(!wanted(&learned(PerChoice), false, false));
+        assert!(!wanted(&idle(IdleQos::Off, Seed, true), true, false));
+        // States from a file act only if the policy vouches for the file.
+        assert!(!wanted(&learned(Seed), true, true));
+        assert!(wanted(&idle(IdleQos::Learned, Seed, true), true, true));
     }
 
     #[test]

@@ -371,3 +371,56 @@ fn originals_and_the_limited_count_follow_the_file() {
     assert_eq!(q.limited(), 0);
     assert_eq!(q.originals(), want, "the originals outlive a restore");
 }
+
+/// Another writer's value is the CPU's from then on (issue 50): seen before
+/// a write, it is not overwritten and nothing is restored over it, and the
+/// CPU is left alone; seen at the restore, it stays. CPUs nobody else
+/// touched are restored as before.
+#[test]
+fn a_value_another_writer_set_is_neither_overwritten_nor_restored_over() {
+    let s = Scratch::new("qos-foreign");
+    let sysfs = fake_sysfs(&s, &[(0, "0"), (1, "0"), (2, "0"), (3, "0")]);
+    let run = s.0.join("run");
+    let t0 = Instant::now();
+    let mut q = QosLimits::open(&sysfs, &run, &set(&[0, 1, 2, 3])).unwrap();
+    for cpu in 0..3 {
+        assert!(q.request(cpu, Some(40), t0));
+    }
+    assert_eq!(saved(&run).unwrap(), "0 0\n1 0\n2 0\n");
+    // Between two of our writes, someone sets CPU 0 to 7 us.
+    std::fs::write(qos_path(&sysfs, 0), "7\n").unwrap();
+    assert!(!q.request(0, Some(30), t0 + MIN_INTERVAL));
+    assert_eq!(file(&sysfs, 0), "7");
+    assert_eq!(saved(&run).unwrap(), "1 0\n2 0\n");
+    assert_eq!(q.warned(), set(&[0]));
+    assert!(
+        q.warnings()[0]
+            .1
+            .contains("another writer set it to 7 (it was 40)")
+    );
+    assert!(!q.originals().contains_key(&0));
+    // Left alone from then on.
+    assert!(!q.request(0, Some(20), t0 + 2 * MIN_INTERVAL));
+    assert_eq!(file(&sysfs, 0), "7");
+    // Before our first write to CPU 3, someone sets it to n/a: ours is
+    // never written, and nothing of CPU 3 is saved.
+    std::fs::write(qos_path(&sysfs, 3), "n/a\n").unwrap();
+    assert!(!q.request(3, Some(40), t0));
+    assert_eq!(file(&sysfs, 3), "n/a");
+    assert_eq!(saved(&run).unwrap(), "1 0\n2 0\n");
+    // After our last write to CPU 1, someone sets 900: the restore leaves
+    // it, and restores CPU 2 (untouched by others) to its original.
+    std::fs::write(qos_path(&sysfs, 1), "900\n").unwrap();
+    q.restore_all().unwrap();
+    assert_eq!(
+        [
+            file(&sysfs, 0),
+            file(&sysfs, 1),
+            file(&sysfs, 2),
+            file(&sysfs, 3)
+        ],
+        ["7", "900", "0", "n/a"]
+    );
+    assert_eq!(saved(&run), None);
+    assert_eq!(q.limited(), 0);
+}

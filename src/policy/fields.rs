@@ -197,6 +197,8 @@ policy_fields! {
             "shallow: among idle CPUs equally good for the placement search, wake the one in the shallowest state (observed, else predicted); off: ignore idle states. Acts with placement.order = small_core (docs/idle.md)",
             bpf idle_place = IdlePlace::bpf;
         qos: IdleQos = Kind::Choice { values: IdleQos::words },
-            "learned: write per-CPU PM QoS resume-latency limits (at most every 250 ms) that keep the kernel's governor out of states in which most recent idle periods would have been cut short (docs/idle.md); the originals are restored on every exit. Needs idle.predictor on; off: leave them alone";
+            "learned: write per-CPU PM QoS resume-latency limits (at most every 250 ms) that keep the kernel's governor out of states in which most recent idle periods would have been cut short (docs/idle.md); the originals are restored on every exit, and a CPU whose limit someone else changes is left to them. Needs idle.predictor on, and states from sysfs or idle.file_is_this_machine; off: leave them alone";
+        file_is_this_machine: bool = Kind::Bool,
+            "true: the --idle-states file describes this machine's idle states, so idle.qos = learned may write limits from tables learned with it; false: with a file, idle.qos writes nothing (a file from another machine would limit states by latencies this one does not have)";
     }
 }

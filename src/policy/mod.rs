@@ -18,9 +18,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 pub use choices::{Choice, CpufreqMode, IdlePredictor, IdleQos, PlaceOrder};
-pub use fields::{Cpufreq, FIELDS, Policy};
+pub use fields::{Cpufreq, FIELDS, Idle, Policy};
 #[cfg(test)]
-pub use fields::{Fairness, Freq, Idle, Latency, Placement, Slice};
+pub use fields::{Fairness, Freq, Latency, Placement, Slice};
 pub use live::Live;
 pub use markdown::markdown;
 pub use to_bpf::fields as bpf_fields;

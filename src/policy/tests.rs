@@ -328,7 +328,7 @@ proptest! {
         legacy_iowait_boost: bool,
         latency in (any::<bool>(), any::<bool>(), prop_oneof![Just(0u64), 50u64..=100_000]),
         hold in (any::<bool>(), 2u32..=64, any::<bool>()),
-        idle in (0usize..4, 0usize..2, 1u64..=49, 0usize..2, 0usize..2),
+        idle in (0usize..4, 0usize..2, 1u64..=49, 0usize..2, 0usize..2, any::<bool>()),
     ) {
         let min = (50 + ((max.max(50) - 50) as f64 * min_frac) as u64).min(max);
         let p = Policy {
@@ -362,6 +362,7 @@ proptest! {
                 learning_rate: idle.2,
                 place: IdlePlace::WORDS[idle.3].0,
                 qos: IdleQos::WORDS[idle.4].0,
+                file_is_this_machine: idle.5,
             },
         };
         assert_valid(&p);

@@ -19,6 +19,7 @@ use crate::control::server::Pending;
 use crate::control::{Reply, Request};
 use crate::idle;
 use crate::idle::qos_live;
+use crate::policy::IdleQos;
 use crate::policy::Live;
 use crate::stats::{self, CpuMetrics, CpuUtil, CpufreqCounters, IdleCounters, Metrics};
 
@@ -126,7 +127,11 @@ impl Scheduler<'_> {
     fn qos_tick(&mut self, live: &Live) {
         let idle = &live.current().policy.idle;
         let learning = self.idle_states.cpus.values().any(|s| !s.is_empty());
-        let on = qos_live::wanted(idle.qos, idle.predictor, learning);
+        let from_file = matches!(self.idle_states.source, idle::states::StatesSource::File(_));
+        let on = qos_live::wanted(idle, learning, from_file);
+        if from_file && idle.qos == IdleQos::Learned && !idle.file_is_this_machine {
+            self.qos.note_untrusted_file();
+        }
         let map = &self.skel.maps.idle_table;
         let states = &self.idle_states;
         self.qos.tick(on, Instant::now(), |cpu| {

@@ -6,6 +6,9 @@
 # Sourced by run.sh after lib.sh; each case_* runs in its own shell.
 
 QOS_STATES=$VM_ROOT/docs/idle-states/intel-skylake-sp.txt
+# The file stands in for this machine's states: without this the loader
+# writes no limits from a file's states (idle.file_is_this_machine).
+QOS_FILE_OK=(--set idle.file_is_this_machine=true)
 QOS_SAVED=/run/scx_cadence/pm_qos_saved
 # The CPU the sleeper runs on.
 QOS_CPU=1
@@ -71,7 +74,7 @@ qos_values_ok() {
 case_idle_qos_limits_then_sigint_restores() {
 	local orig=$VM_OUT/qos_sigint.orig.json sleeper rc deadline
 	qos_originals "$orig"
-	start_sched "$VM_OUT/qos_sigint.sched.log" --idle-states "$QOS_STATES" --policy powersave || return 1
+	start_sched "$VM_OUT/qos_sigint.sched.log" --idle-states "$QOS_STATES" --policy powersave "${QOS_FILE_OK[@]}" || return 1
 	sleeper=$(qos_sleeper)
 	qos_wait_limit 60 || { kill "$sleeper"; return 1; }
 	qos_values_ok "$orig" || { kill "$sleeper"; return 1; }
@@ -101,7 +104,7 @@ case_idle_qos_limits_then_sigint_restores() {
 case_idle_qos_kill_9_restored_at_next_start() {
 	local orig=$VM_OUT/qos_kill.orig.json sleeper
 	qos_originals "$orig"
-	start_sched "$VM_OUT/qos_kill.sched.log" --idle-states "$QOS_STATES" --policy powersave || return 1
+	start_sched "$VM_OUT/qos_kill.sched.log" --idle-states "$QOS_STATES" --policy powersave "${QOS_FILE_OK[@]}" || return 1
 	sleeper=$(qos_sleeper)
 	qos_wait_limit 60 || { kill "$sleeper"; return 1; }
 	# At once: the limit seen is the one the kill leaves.
@@ -120,17 +123,26 @@ case_idle_qos_kill_9_restored_at_next_start() {
 	stop_sched
 }
 
-# Hot swaps: idle.qos = off restores at once (when ctl returns), learned
-# sets limits again, SIGINT restores.
+# Hot swaps: idle.qos = learned writes nothing from a file's states until
+# idle.file_is_this_machine vouches for the file, and says why once; off
+# restores at once (when ctl returns), learned sets limits again. A value
+# another writer puts in a CPU's file stays through SIGINT, which restores
+# the other CPUs.
 case_idle_qos_hot_swap() {
-	local orig=$VM_OUT/qos_swap.orig.json sleeper
+	local orig=$VM_OUT/qos_swap.orig.json log=$VM_OUT/qos_swap.sched.log sleeper
 	qos_originals "$orig"
-	start_sched "$VM_OUT/qos_swap.sched.log" --idle-states "$QOS_STATES" --policy balanced || return 1
+	start_sched "$log" --idle-states "$QOS_STATES" --policy balanced || return 1
 	sleeper=$(qos_sleeper)
 	sleep 3
 	python3 "$GUEST/qos_files.py" --expect-original "$orig" ||
 		fail "idle.qos = off wrote limits" || { kill "$sleeper"; return 1; }
 	"$SCHED" ctl set idle.qos=learned || { kill "$sleeper"; return 1; }
+	sleep 3
+	python3 "$GUEST/qos_files.py" --expect-original "$orig" ||
+		fail "limits written from a states file without idle.file_is_this_machine" || { kill "$sleeper"; return 1; }
+	grep -q "idle.file_is_this_machine is false" "$log" ||
+		fail "the log does not say why no limits are written" || { kill "$sleeper"; return 1; }
+	"$SCHED" ctl set idle.file_is_this_machine=true || { kill "$sleeper"; return 1; }
 	qos_wait_limit 60 || { kill "$sleeper"; return 1; }
 	"$SCHED" ctl set idle.qos=off || { kill "$sleeper"; return 1; }
 	python3 "$GUEST/qos_files.py" --expect-original "$orig" ||
@@ -138,16 +150,22 @@ case_idle_qos_hot_swap() {
 	[ ! -e "$QOS_SAVED" ] || fail "$QOS_SAVED left after the swap to off" || { kill "$sleeper"; return 1; }
 	"$SCHED" ctl set idle.qos=learned || { kill "$sleeper"; return 1; }
 	qos_wait_limit 60 || { kill "$sleeper"; return 1; }
+	# Another writer: its value is the CPU's from now on.
+	echo 555 >"/sys/devices/system/cpu/cpu$QOS_CPU/power/pm_qos_resume_latency_us"
+	python3 -c 'import json, sys
+d = json.load(open(sys.argv[1])); d[sys.argv[2]] = "555"; json.dump(d, open(sys.argv[1], "w"))' "$orig" "$QOS_CPU"
+	sleep 2
 	kill "$sleeper"
 	stop_sched || fail "scx_cadence exited $? on SIGINT" || return 1
-	python3 "$GUEST/qos_files.py" --expect-original "$orig" || fail "SIGINT did not restore"
+	python3 "$GUEST/qos_files.py" --expect-original "$orig" ||
+		fail "SIGINT did not restore, or restored over another writer's value"
 }
 
 # The kernel ends the scheduler (SysRq-S): the loader exits and restores.
 case_idle_qos_kernel_exit_restores() {
 	local orig=$VM_OUT/qos_sysrq.orig.json sleeper
 	qos_originals "$orig"
-	start_sched "$VM_OUT/qos_sysrq.sched.log" --idle-states "$QOS_STATES" --policy powersave || return 1
+	start_sched "$VM_OUT/qos_sysrq.sched.log" --idle-states "$QOS_STATES" --policy powersave "${QOS_FILE_OK[@]}" || return 1
 	sleeper=$(qos_sleeper)
 	qos_wait_limit 60 || { kill "$sleeper"; return 1; }
 	echo S >/proc/sysrq-trigger
@@ -163,11 +181,11 @@ case_idle_qos_kernel_exit_restores() {
 case_idle_qos_second_instance_leaves_them() {
 	local orig=$VM_OUT/qos_second.orig.json sleeper saved now out
 	qos_originals "$orig"
-	start_sched "$VM_OUT/qos_second.sched.log" --idle-states "$QOS_STATES" --policy powersave || return 1
+	start_sched "$VM_OUT/qos_second.sched.log" --idle-states "$QOS_STATES" --policy powersave "${QOS_FILE_OK[@]}" || return 1
 	sleeper=$(qos_sleeper)
 	qos_wait_limit 60 || { kill "$sleeper"; return 1; }
 	saved=$(cat "$QOS_SAVED")
-	out=$("$SCHED" --idle-states "$QOS_STATES" --policy powersave 2>&1)
+	out=$("$SCHED" --idle-states "$QOS_STATES" --policy powersave "${QOS_FILE_OK[@]}" 2>&1)
 	echo "second: $out"
 	# Refused by the preflight (a scheduler is loaded) or, racing it, by
 	# the instance lock; either way before the QoS files.
