@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The idle-state learner, pure: no maps, no helpers, so that the scheduler
- * (idle.bpf.c, under the table's spin lock) and the replay program
- * (idle_replay.bpf.c) run the same code.
+ * (idle.bpf.c, on each CPU's working copy of its table) and the replay
+ * program (idle_replay.bpf.c) run the same code.
  *
  * Three predictions are made as each idle period starts:
  *

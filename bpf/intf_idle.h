@@ -130,7 +130,7 @@ struct cadence_idle_entry {
 	s32 kernel;
 	/* The random number the random picks used. */
 	u32 rand;
-	/* Time to the next timer if known, else U64_MAX. */
+	/* Time to the next timer if known, else teo's KTIME_MAX (CADENCE_IDLE_ENDLESS). */
 	u64 sleep_length_ns;
 	/* Whether teo looked at the sleep length (else it counts as endless). */
 	u32 sleep_length_used;
