@@ -76,6 +76,10 @@ cg_clean() {
 # hold keeps such ratios, case_cgroup_weight_change measures the weights
 # against EEVDF's without it (issue 49's note), and how fast a change takes
 # effect with it (weight_change_settles()).
+cg_no_hold() {
+	[ "$(sched_state)" != enabled ] || "$SCHED" ctl set placement.hold=false >/dev/null
+}
+
 # cg_compare LOG FN: eevdf_then_ours LOG FN, with FN's two outputs split
 # into the arrays E (EEVDF's) and O (scx_cadence's).
 cg_compare() {
