@@ -108,7 +108,7 @@ case_pinned_maps() {
 		"util_inject:util" \
 		"cgroups:cpu_weight weight active contributed parent_id level bw_throttled bw_quota_ns bw_period_ns bw_runtime_ns bw_nr_throttled" \
 		"idle_states:nr disabled residency_ns exit_latency_ns" \
-		"idle_table:generation learned nr_states hits intercepts total short_idles weight row_updates periods" \
+		"idle_table:generation learned nr_states hits intercepts total short_idles weight seed_weight periods" \
 		"idle_cpu:entry_ns state work_synced work_generation periods lost_exits overtaken record_drops scores record_scores" \
 		"idle_ctl:record_gen kernel_indices" \
 		"place_topo:nr_cpus nr_small nr_big cpu_small small_cpus small_big big_first_small big_nr_small llc_first_big llc_nr_big idle_exit_ns" \
