@@ -257,7 +257,7 @@ static __always_inline void idle_enter(u32 cpu, s32 kernel_state, u64 now)
 	/* The seed's draw, and the per-choice pick's if random; a recording keeps it. */
 	idle_follow_record(c, ctl, cpu);
 	rand = bpf_get_prandom_u32();
-	idle_predict(&c->work, s, &pol, sleep_length, rand, kernel_state, &e);
+	idle_predict(&c->work, s, &pol, sleep_length, rand, kernel_state, kernel_known, &e);
 
 	c->entry = e;
 	c->entry_ns = now;

@@ -6,15 +6,17 @@
  *
  * Three predictions are made as each idle period starts:
  *
- * - teo: mainline teo's selection (drivers/cpuidle/governors/teo.c,
+ * - teo: the selection of Linux 7.1's teo (drivers/cpuidle/governors/teo.c,
  *   teo_select()) on its own bins: per state the decayed "hits" (the period
- *   ended in the sleep length's bin) and "intercepts" (it ended in a
- *   shallower bin). Starting from the deepest enabled state, it walks
- *   shallower while the intercepts of shallower states dominate, then caps
- *   the choice by the sleep length where that is known. What teo takes from
- *   the tick (tick_nohz_tick_stopped(), the time to the next tick) and the
- *   PM QoS limit is not modelled: the choice is that of a CPU whose tick
- *   runs and which has no latency limit.
+ *   ended in the sleep length's bin, after the timer was due) and
+ *   "intercepts" (it did not). Starting from the deepest enabled state, it
+ *   walks shallower while the intercepts of shallower states dominate,
+ *   then caps the choice by the sleep length where that is known. What
+ *   teo takes from the tick (a stopped tick, the time to the next tick,
+ *   wake-ups by the tick), the polling state's time limit and the PM QoS
+ *   limit are not modelled: the choice is that of a CPU whose tick runs,
+ *   which the tick does not wake and which has no latency limit
+ *   (docs/idle.md lists each rule left out).
  * - seed: seed 003 (RFC v2, "Weighted approach to gather and use history
  *   in TEO governor", on teo of v5.7) on top of teo: only when teo's
  *   history rule moved the choice shallower than the timer alone would (in
@@ -144,17 +146,40 @@ __noinline int teo_shallower(const struct cadence_idle_states *s, u32 idx, u64 d
 }
 
 /*
- * teo_select() on @t's bins, for a CPU whose tick runs and which has no
- * latency limit; @sleep_length is CADENCE_IDLE_ENDLESS when not known.
- * Sets *@used when teo would have asked for the sleep length (its update
- * then compares the period with it; else the sleep length counts as
- * endless). The u32 sums wrap as teo's unsigned ints do.
+ * The bin with the most intercepts below the last state, disabled or not;
+ * a tie goes to the deeper (a971f984b845, Linux 7.0). A function of its
+ * own, so that the verifier does not carry each possible index through
+ * teo_choose()'s loops.
+ */
+__noinline int teo_most_intercepts(const struct cadence_idle_learned *t,
+				   const struct cadence_idle_states *s)
+{
+	u32 i, max = 0, most = 0;
+
+	if (!t || !s)
+		return 0;
+	idle_for(i, 1, idle_nr(s))
+	{
+		if (t->intercepts[st(i - 1)] >= max) {
+			max = t->intercepts[st(i - 1)];
+			most = i - 1;
+		}
+	}
+	return most;
+}
+
+/*
+ * teo_select() of Linux 7.1 on @t's bins, for a CPU whose tick runs and
+ * which has no latency limit; @sleep_length is CADENCE_IDLE_ENDLESS when
+ * not known. Sets *@used when teo would have asked for the sleep length
+ * (its update then compares the period with it; else the sleep length
+ * counts as endless). The u32 sums wrap as teo's unsigned ints do.
  */
 __noinline int teo_choose(const struct cadence_idle_learned *t, const struct cadence_idle_states *s,
 			  u64 sleep_length, u32 *used)
 {
 	u32 intercept_sum = 0, hit_sum = 0, idx_intercept_sum = 0, idx_hit_sum = 0;
-	u32 i, k, idx0 = 0, first;
+	u32 i, k, idx0 = 0, most, top;
 	s32 idx = -1;
 
 	if (!t || !s || !used)
@@ -182,22 +207,27 @@ __noinline int teo_choose(const struct cadence_idle_learned *t, const struct cad
 	if ((u32)idx == idx0)
 		return idx;
 
-	/* Intercepts of shallower states outweigh the rest: walk shallower. */
+	/*
+	 * Intercepts of shallower states outweigh the rest: walk shallower,
+	 * through every enabled state down to idx0, until the intercepts
+	 * walked past outweigh half of them at or below the bin with the most
+	 * (7.1's walk: no tick-stopped floor, 106a2662e655).
+	 */
 	if (2 * idx_intercept_sum > t->total - idx_hit_sum) {
-		first = idx;
+		most = teo_most_intercepts(t, s);
+		top = idx;
 		intercept_sum = 0;
 		idle_for(k, 1, CADENCE_IDLE_MAX_STATES)
 		{
-			if (k > (u32)idx)
+			if (k > top || top - k < idx0)
 				break;
-			i = idx - k;
+			i = top - k;
 			intercept_sum += t->intercepts[st(i)];
-			if (2 * intercept_sum > idx_intercept_sum) {
-				idx = idle_enabled(s, i) ? i : first;
+			if (!idle_enabled(s, i))
+				continue;
+			idx = i;
+			if (2 * intercept_sum > idx_intercept_sum && i <= most)
 				break;
-			}
-			if (idle_enabled(s, i))
-				first = i;
 		}
 	}
 
@@ -221,47 +251,51 @@ struct cadence_idle_ideals {
 	u32 of[CADENCE_IDLE_IDEALS];
 };
 
+/* teo_decay() (Linux 6.19+): less an eighth; below 8 (no eighth left), 0. */
+static __always_inline u32 teo_decay(u32 m)
+{
+	u32 d = m >> CADENCE_TEO_DECAY_SHIFT;
+
+	return d ? m - d : 0;
+}
+
 /*
- * teo_update() after a period of @duration_ns that teo had chosen @e->teo
- * for; and, in the same pass over the states (learning runs at every idle
- * entry), the states the period justified, into @ideals: the deepest
+ * teo_update()'s decay of every bin, disabled states' too; returns the sum
+ * of the decayed bins (u32, wrapping as teo's unsigned int).
+ */
+__noinline int teo_decay_bins(struct cadence_idle_learned *t, const struct cadence_idle_states *s)
+{
+	u32 i, total = 0;
+
+	if (!t || !s)
+		return 0;
+	idle_for(i, 0, idle_nr(s))
+	{
+		t->hits[st(i)] = teo_decay(t->hits[st(i)]);
+		total += t->hits[st(i)];
+		t->intercepts[st(i)] = teo_decay(t->intercepts[st(i)]);
+		total += t->intercepts[st(i)];
+	}
+	return total;
+}
+
+/*
+ * The states a period of @duration_ns justified, into @ideals: the deepest
  * enabled state whose target residency (CADENCE_IDLE_IDEAL_RESIDENCY), or
  * residency plus exit latency (CADENCE_IDLE_IDEAL_EXIT), it lasted; the
  * shallowest enabled state if none.
  */
-__noinline int teo_learn(struct cadence_idle_learned *t, const struct cadence_idle_states *s,
-			 const struct cadence_idle_entry *e, u64 duration_ns,
-			 struct cadence_idle_ideals *ideals)
+__noinline int idle_ideals(const struct cadence_idle_states *s, u64 duration_ns,
+			   struct cadence_idle_ideals *ideals)
 {
-	u32 i, idx_timer = 0, idx_duration = 0, ideal_residency = 0, ideal_exit = 0;
-	u64 measured = duration_ns, sleep, lat, need;
+	u32 i, ideal_residency = 0, ideal_exit = 0;
 	bool found = false;
+	u64 need;
 
-	if (!t || !s || !e || !ideals)
+	if (!s || !ideals)
 		return 0;
-	sleep = e->sleep_length_used ? e->sleep_length_ns : CADENCE_IDLE_ENDLESS;
-	lat = e->teo < CADENCE_IDLE_MAX_STATES ? s->exit_latency_ns[st(e->teo)] : 0;
-
-	t->short_idles -= t->short_idles >> CADENCE_TEO_DECAY_SHIFT;
-	/* teo takes half the exit latency as the average wake-up delay. */
-	if (measured >= lat) {
-		measured -= lat / 2;
-		if (measured < CADENCE_TEO_RESIDENCY_THRESHOLD_NS)
-			t->short_idles += CADENCE_TEO_PULSE;
-	} else {
-		measured /= 2;
-		t->short_idles += CADENCE_TEO_PULSE;
-	}
-
 	idle_for(i, 0, idle_nr(s))
 	{
-		t->hits[st(i)] -= t->hits[st(i)] >> CADENCE_TEO_DECAY_SHIFT;
-		t->intercepts[st(i)] -= t->intercepts[st(i)] >> CADENCE_TEO_DECAY_SHIFT;
-		if (s->residency_ns[st(i)] <= sleep) {
-			idx_timer = i;
-			if (s->residency_ns[st(i)] <= measured)
-				idx_duration = i;
-		}
 		if (!idle_enabled(s, i))
 			continue;
 		need = s->residency_ns[st(i)];
@@ -274,12 +308,56 @@ __noinline int teo_learn(struct cadence_idle_learned *t, const struct cadence_id
 	}
 	ideals->of[CADENCE_IDLE_IDEAL_RESIDENCY] = ideal_residency;
 	ideals->of[CADENCE_IDLE_IDEAL_EXIT] = ideal_exit;
-	if (idx_timer == idx_duration)
+	return 0;
+}
+
+/*
+ * teo_update() of Linux 7.1 after a period of @duration_ns that began as
+ * @e says, the CPU's tick running.
+ */
+__noinline int teo_learn(struct cadence_idle_learned *t, const struct cadence_idle_states *s,
+			 const struct cadence_idle_entry *e, u64 duration_ns)
+{
+	u32 i, idx_timer = 0, idx_duration = 0;
+	u64 measured = duration_ns, sleep, lat;
+	bool on_time;
+
+	if (!t || !s || !e)
+		return 0;
+	sleep = e->sleep_length_used ? e->sleep_length_ns : CADENCE_IDLE_ENDLESS;
+	/* The exit latency of the state entered (f36de72673ad, Linux 7.0). */
+	lat = e->entered < CADENCE_IDLE_MAX_STATES ? s->exit_latency_ns[st(e->entered)] : 0;
+
+	t->short_idles = teo_decay(t->short_idles);
+	/* teo takes half the exit latency as the average wake-up delay. */
+	if (measured >= lat) {
+		measured -= lat / 2;
+		if (measured < CADENCE_TEO_RESIDENCY_THRESHOLD_NS)
+			t->short_idles += CADENCE_TEO_PULSE;
+	} else {
+		measured /= 2;
+		t->short_idles += CADENCE_TEO_PULSE;
+	}
+	/*
+	 * A hit needs the period to end in the sleep length's bin and after
+	 * the timer was due, within half the exit latency (s64, as teo's
+	 * sleep_length_ns - measured_ns < lat_ns / 2; f36de72673ad).
+	 */
+	on_time = (s64)(sleep - measured) < (s64)(lat / 2);
+	idle_for(i, 0, idle_nr(s))
+	{
+		if (s->residency_ns[st(i)] <= sleep) {
+			idx_timer = i;
+			if (s->residency_ns[st(i)] <= measured)
+				idx_duration = i;
+		}
+	}
+	/* The total is the decayed bins' sum plus this period's pulse. */
+	t->total = teo_decay_bins(t, s) + CADENCE_TEO_PULSE;
+	if (idx_timer == idx_duration && on_time)
 		t->hits[st(idx_timer)] += CADENCE_TEO_PULSE;
 	else
 		t->intercepts[st(idx_duration)] += CADENCE_TEO_PULSE;
-	t->total -= t->total >> CADENCE_TEO_DECAY_SHIFT;
-	t->total += CADENCE_TEO_PULSE;
 	return 0;
 }
 
@@ -456,11 +534,15 @@ __noinline int seed_target(const struct cadence_idle_states *s, const struct cad
 	return e->seed;
 }
 
-/* At idle entry: teo's choice, the per-choice pick and the seed's, into @e. */
+/*
+ * At idle entry: teo's choice, the per-choice pick and the seed's, into @e;
+ * @kernel_known: @kernel_state is an index into @s.
+ */
 static __always_inline void idle_predict(struct cadence_idle_learned *t,
 					 const struct cadence_idle_states *s,
 					 const struct cadence_policy *pol, u64 sleep_length,
-					 u32 rand, s32 kernel_state, struct cadence_idle_entry *e)
+					 u32 rand, s32 kernel_state, bool kernel_known,
+					 struct cadence_idle_entry *e)
 {
 	if (t->nr_states != s->nr)
 		idle_table_init(t, s->nr);
@@ -470,12 +552,13 @@ static __always_inline void idle_predict(struct cadence_idle_learned *t,
 	e->kernel = kernel_state;
 	e->rand = rand;
 	e->sleep_length_ns = sleep_length;
+	e->entered = kernel_known ? (u32)kernel_state : e->teo;
 }
 
 /*
  * After a period (idle.bpf.c learns at the next entry): all three learn
  * from the period @e started, which lasted @duration_ns; the states it
- * justified go to @ideals (teo_learn()).
+ * justified go to @ideals (idle_ideals()).
  */
 static __always_inline void idle_learn(struct cadence_idle_learned *t,
 				       const struct cadence_idle_states *s,
@@ -489,7 +572,8 @@ static __always_inline void idle_learn(struct cadence_idle_learned *t,
 	if (t->nr_states != s->nr)
 		idle_table_init(t, s->nr);
 	seed_toward = seed_target(s, e, duration_ns);
-	teo_learn(t, s, e, duration_ns, ideals);
+	idle_ideals(s, duration_ns, ideals);
+	teo_learn(t, s, e, duration_ns);
 	per_choice_learn(t, s, e->teo, ideals->of[CADENCE_IDLE_IDEAL_RESIDENCY], pol);
 	if (seed_toward >= 0)
 		seed_learn(t, s, e->seed, seed_toward, pol);

@@ -35,6 +35,7 @@ static long replay_step(u64 i, void *unused)
 	struct cadence_idle_period *p;
 	struct cadence_idle_ideals ideals;
 	struct cadence_idle_entry *e;
+	bool kernel_known;
 	u32 zero = 0;
 
 	r = bpf_map_lookup_elem(&idle_work, &zero);
@@ -42,8 +43,10 @@ static long replay_step(u64 i, void *unused)
 		return 1;
 	p = &r->periods[i];
 	e = &r->entries[i];
+	kernel_known =
+		r->kernel_indices && p->kernel_state >= 0 && (u32)p->kernel_state < r->states.nr;
 	idle_predict(&r->table, &r->states, &r->policy, p->sleep_length_ns, p->rand,
-		     p->kernel_state, e);
+		     p->kernel_state, kernel_known, e);
 	idle_learn(&r->table, &r->states, &r->policy, e, p->duration_ns, &ideals);
 	idle_score(&r->scores, &r->states, e, &ideals, r->kernel_indices);
 	return 0;

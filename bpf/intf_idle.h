@@ -136,6 +136,11 @@ struct cadence_idle_entry {
 	u32 sleep_length_used;
 	/* Seed 003's pick. */
 	u32 seed;
+	/*
+	 * The state whose exit latency the period pays, for teo's update:
+	 * the kernel's where its indices are ours, else teo's choice.
+	 */
+	u32 entered;
 };
 
 /* Counts per source, per ideal, per (chosen - ideal + MAX - 1). */

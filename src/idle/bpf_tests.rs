@@ -61,7 +61,15 @@ fn reference_run(k: &Knobs, s: &StatesNs, table: &Table, kernel: bool, periods: 
     let mut scores = Scores::default();
     let mut entries = Vec::new();
     for p in periods {
-        let e = reference::predict(&mut t, s, k, p.sleep_length_ns, p.rand, p.kernel_state);
+        let e = reference::predict(
+            &mut t,
+            s,
+            k,
+            p.sleep_length_ns,
+            p.rand,
+            p.kernel_state,
+            kernel,
+        );
         reference::learn(&mut t, s, k, &e, p.duration_ns);
         reference::score(&mut scores, s, &e, p.duration_ns, kernel);
         entries.push(e);
@@ -114,20 +122,143 @@ fn table_bucket(diff: i32) -> usize {
 /// teo.c: a known sleep length caps the choice: with empty bins teo takes
 /// C6, reads the sleep length (C6's 600 us is not below the 15 us
 /// threshold), and a timer 100 us away leaves C1, the deepest state whose
-/// residency fits. The period then lasts the whole 100 us: a hit in C1's
-/// bin (sleep length and measured time in one bin).
+/// residency fits. Linux 7.0's classification (f36de72673ad) counts a hit
+/// only if the timer was due before the raw period ended, within half
+/// C1's 2 us exit latency: sleep length - (raw - 1 us) < 1 us. A period
+/// of exactly 100 us is an intercept in C1's bin; one of 101 us a hit.
 #[test]
-fn teo_caps_by_sleep_length_and_counts_a_hit() {
+fn teo_caps_by_sleep_length_and_counts_a_hit_only_after_the_timer() {
     let Some(l) = learner() else { return };
     let s = three_states();
-    let p = Period {
+    let timer_at = |raw_us| Period {
         sleep_length_ns: 100 * US,
-        ..period(100 * US)
+        ..period(raw_us * US)
     };
-    let run = bpf_run(&l, &SEED, &s, &Table::default(), &[p]);
+    let run = bpf_run(&l, &SEED, &s, &Table::default(), &[timer_at(100)]);
     assert_eq!(run.entries[0].teo, 1);
+    assert_eq!(run.table.intercepts[1], 1024);
+    assert_eq!(run.table.hits, [0; 10]);
+    let run = bpf_run(&l, &SEED, &s, &Table::default(), &[timer_at(101)]);
     assert_eq!(run.table.hits[1], 1024);
     assert_eq!(run.table.intercepts, [0; 10]);
+}
+
+/// The table of bench/journal/idle.md's "Mainline teo" hand traces:
+/// POLL, S1 (2 us, exit 2 us), S2 (20 us, exit 10 us), S3 (1.2 ms, exit
+/// 300 us).
+fn table_t() -> StatesNs {
+    StatesNs {
+        residency_ns: vec![0, 2 * US, 20 * US, 1200 * US],
+        exit_latency_ns: vec![0, 2 * US, 10 * US, 300 * US],
+        disabled: vec![false; 4],
+    }
+}
+
+/// Bins with @intercepts and @hits (each padded with zeroes) and @total.
+fn bins(intercepts: &[u32], hits: &[u32], total: u32) -> Table {
+    let mut t = reference::fresh(4);
+    t.intercepts[..intercepts.len()].copy_from_slice(intercepts);
+    t.hits[..hits.len()].copy_from_slice(hits);
+    t.total = total;
+    t
+}
+
+/// Linux 7.0's a971f984b845, its changelog's example: intercepts 400, 250,
+/// 251 below the deepest state and a total of 1000. The walk's trigger
+/// (2 * 901 > 1000 - 0) fires; the bin with the most intercepts is 0. At
+/// S2 (sum 251) and S1 (sum 501, 1002 > 901 but S1 is above bin 0) the
+/// walk goes on; at POLL (sum 901) it stops: POLL. Before the refinement
+/// teo stopped at S1.
+#[test]
+fn teo_walks_down_to_the_bin_with_the_most_intercepts() {
+    let Some(l) = learner() else { return };
+    let t = bins(&[400, 250, 251, 0], &[0, 0, 0, 99], 1000);
+    let run = bpf_run(&l, &SEED, &table_t(), &t, &[period(1000 * US)]);
+    assert_eq!(run.entries[0].teo, 0);
+}
+
+/// Linux 6.19+: the walk steps over a disabled state and goes on to the
+/// next enabled one. S1 disabled; intercepts 10, 600, 50; total 1000: the
+/// most intercepts are in bin 1, so the walk may stop at 1 or shallower.
+/// At S2 (sum 50) no; bin 1 (sum 650, 1300 > 660) is disabled, passed; at
+/// POLL (sum 660) it stops: POLL. Before, teo stopped at S2, the enabled
+/// state above the crossing.
+#[test]
+fn teo_walks_past_a_disabled_state_to_a_shallower_one() {
+    let Some(l) = learner() else { return };
+    let mut s = table_t();
+    s.disabled[1] = true;
+    let t = bins(&[10, 600, 50, 0], &[0, 0, 0, 340], 1000);
+    let run = bpf_run(&l, &SEED, &s, &t, &[period(1000 * US)]);
+    assert_eq!(run.entries[0].teo, 0);
+}
+
+/// Linux 7.0's f36de72673ad: the kernel entered S2 (exit 10 us), a timer
+/// 500 us away. Woken after 100 us, measured 95 us: the same bin as the
+/// timer (S2), but the timer was not due: an intercept in bin 2, not the
+/// hit that the bins alone would give. Woken after 502 us (measured
+/// 497 us, 3 us before the timer, under half the exit latency): a hit.
+#[test]
+fn teo_counts_an_early_wake_up_in_the_timers_bin_as_an_intercept() {
+    let Some(l) = learner() else { return };
+    let entered_s2 = |raw_us| Period {
+        sleep_length_ns: 500 * US,
+        kernel_state: 2,
+        ..period(raw_us * US)
+    };
+    let early = bpf_run(&l, &SEED, &table_t(), &Table::default(), &[entered_s2(100)]);
+    assert_eq!((early.entries[0].teo, early.entries[0].entered), (2, 2));
+    assert_eq!(early.table.intercepts, [0, 0, 1024, 0, 0, 0, 0, 0, 0, 0]);
+    assert_eq!(early.table.hits, [0; 10]);
+    let due = bpf_run(&l, &SEED, &table_t(), &Table::default(), &[entered_s2(502)]);
+    assert_eq!(due.table.hits, [0, 0, 1024, 0, 0, 0, 0, 0, 0, 0]);
+}
+
+/// teo_update() takes the exit latency of the state entered. Fresh bins
+/// and a timer 10 ms away: teo predicts S3 (exit 300 us); the kernel
+/// entered S1 (exit 2 us) and woke after 30 us. With S1's latency the
+/// period measures 29 us: not short, an intercept in S2's bin. Were S3's
+/// latency taken (as when the kernel's indices are not ours, and teo's
+/// own choice stands in), 30 us < 300 us would halve it to 15 us: a short
+/// idle and an intercept in S1's bin.
+#[test]
+fn teo_takes_the_exit_latency_of_the_state_entered() {
+    let Some(l) = learner() else { return };
+    let p = Period {
+        sleep_length_ns: 10_000 * US,
+        kernel_state: 1,
+        ..period(30 * US)
+    };
+    let pol = policy(&SEED);
+    let (s, fresh, none) = (table_t(), Table::default(), Scores::default());
+    let known = l.run(&pol, &s, &fresh, &none, true, &[p]).unwrap();
+    assert_eq!((known.entries[0].teo, known.entries[0].entered), (3, 1));
+    assert_eq!(known.table.intercepts[..4], [0, 0, 1024, 0]);
+    assert_eq!(known.table.short_idles, 0);
+    let unknown = l.run(&pol, &s, &fresh, &none, false, &[p]).unwrap();
+    assert_eq!(unknown.entries[0].entered, 3);
+    assert_eq!(unknown.table.intercepts[..4], [0, 1024, 0, 0]);
+    assert_eq!(unknown.table.short_idles, 1024);
+}
+
+/// teo_decay() since 6.19 (b54df61c7428) sets a metric with no eighth
+/// left (below 8) to 0, and teo_update() sets the total to the decayed
+/// bins' sum plus one pulse. Bins: hits[3] 15, intercepts 15, 7; total 37.
+/// teo walks to POLL (the most intercepts are in bin 0) and, with no short
+/// idles, reads the sleep length: none known. A 5 ms period then ends in
+/// the deepest bin, an intercept (no timer was due). After: hits[3] 14,
+/// intercepts 14, 0, 0, 1024; total 14 + 14 + 1024 = 1052. (Decaying the
+/// total on its own, as teo did before, gives 37 - 4 + 1024 = 1057.)
+#[test]
+fn teo_decays_small_bins_to_zero_and_sums_the_total() {
+    let Some(l) = learner() else { return };
+    let t = bins(&[15, 7], &[0, 0, 0, 15], 37);
+    let run = bpf_run(&l, &SEED, &table_t(), &t, &[period(5000 * US)]);
+    assert_eq!(run.entries[0].teo, 0);
+    assert!(run.entries[0].sleep_length_used);
+    assert_eq!(run.table.intercepts[..4], [14, 0, 0, 1024]);
+    assert_eq!(run.table.hits[..4], [0, 0, 0, 14]);
+    assert_eq!(run.table.total, 1052);
 }
 
 /// Seed 003's update rule by hand, n = 3, learning rate 10, in the

@@ -100,6 +100,7 @@ impl BpfLearner {
                 rand: e.rand,
                 sleep_length_ns: e.sleep_length_ns,
                 sleep_length_used: e.sleep_length_used != 0,
+                entered: e.entered,
             }));
         }
         Ok(Run {

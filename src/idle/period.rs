@@ -16,6 +16,9 @@ pub struct Entry {
     pub rand: u32,
     pub sleep_length_ns: u64,
     pub sleep_length_used: bool,
+    /// The state whose exit latency teo's update takes: the kernel's where
+    /// its indices are ours, else teo's.
+    pub entered: u32,
 }
 
 /// Sources and ideals, as enum cadence_idle_source / cadence_idle_ideal

@@ -1,7 +1,7 @@
 //! The idle learner in plain Rust, written from its sources rather than from
-//! bpf/idle_learn.bpf.h: mainline teo's teo_select()/teo_update()
-//! (drivers/cpuidle/governors/teo.c) for a CPU whose tick runs and which has
-//! no latency limit; seed 003's weight matrix as its RFC v2 posting
+//! bpf/idle_learn.bpf.h: teo_select()/teo_update() of Linux 7.1
+//! (drivers/cpuidle/governors/teo.c) for a CPU whose tick runs and does not
+//! wake it and which has no latency limit; seed 003's weight matrix as its RFC v2 posting
 //! ("Weighted approach to gather and use history in TEO governor", May
 //! 2020, on teo of v5.7) adds it to teo_select() and teo_update(); and this
 //! project's per-choice variant of that matrix. The host tests hold the
@@ -73,7 +73,8 @@ fn shallower(s: &StatesNs, idx: usize, duration: u64) -> usize {
     found
 }
 
-/// teo_select()'s state, and whether it read the sleep length.
+/// teo_select() of Linux 7.1: its state, and whether it read the sleep
+/// length.
 pub fn teo_choose(t: &Table, s: &StatesNs, sleep_length: u64) -> (usize, bool) {
     let n = s.nr();
     if n < 2 {
@@ -91,21 +92,24 @@ pub fn teo_choose(t: &Table, s: &StatesNs, sleep_length: u64) -> (usize, bool) {
     }
     let mut idx = deepest;
     // Sums over the bins shallower than the deepest enabled state.
-    let idx_intercepts = t.intercepts[..idx]
-        .iter()
-        .fold(0u32, |a, &b| a.wrapping_add(b));
-    let idx_hits = t.hits[..idx].iter().fold(0u32, |a, &b| a.wrapping_add(b));
+    let sum = |bins: &[u32]| bins.iter().fold(0u32, |a, &b| a.wrapping_add(b));
+    let idx_intercepts = sum(&t.intercepts[..idx]);
+    let idx_hits = sum(&t.hits[..idx]);
+    // The bin below the last state with the most intercepts, the deepest
+    // of equals, disabled or not (a971f984b845).
+    let most = (0..n - 1)
+        .max_by_key(|&i| (t.intercepts[i], i))
+        .unwrap_or(0);
     if idx_intercepts.wrapping_mul(2) > t.total.wrapping_sub(idx_hits) {
-        let mut first = idx;
-        let mut sum = 0u32;
-        for i in (0..idx).rev() {
-            sum = sum.wrapping_add(t.intercepts[i]);
-            if sum.wrapping_mul(2) > idx_intercepts {
-                idx = if s.enabled(i) { i } else { first };
-                break;
+        let mut walked = 0u32;
+        for i in (idx0..deepest).rev() {
+            walked = walked.wrapping_add(t.intercepts[i]);
+            if !s.enabled(i) {
+                continue;
             }
-            if s.enabled(i) {
-                first = i;
+            idx = i;
+            if walked.wrapping_mul(2) > idx_intercepts && i <= most {
+                break;
             }
         }
     }
@@ -122,15 +126,24 @@ pub fn teo_choose(t: &Table, s: &StatesNs, sleep_length: u64) -> (usize, bool) {
     (idx, true)
 }
 
-/// teo_update() after a period of @duration that teo chose @e.teo for.
+/// teo_update() of Linux 7.1 after a period of @duration that began as @e
+/// says, the tick running.
 pub fn teo_learn(t: &mut Table, s: &StatesNs, e: &Entry, duration: u64) {
-    let decay = |v: &mut u32| *v -= *v >> DECAY_SHIFT;
+    // teo_decay(): an eighth off, and what has no eighth left is 0.
+    let decay = |v: &mut u32| {
+        *v = if *v >> DECAY_SHIFT == 0 {
+            0
+        } else {
+            *v - (*v >> DECAY_SHIFT)
+        }
+    };
     let sleep = if e.sleep_length_used {
         e.sleep_length_ns
     } else {
         ENDLESS
     };
-    let lat = s.exit_latency_ns[e.teo as usize];
+    // The state entered pays the exit latency.
+    let lat = s.exit_latency_ns[e.entered as usize];
     decay(&mut t.short_idles);
     let measured = if duration >= lat {
         duration - lat / 2
@@ -141,9 +154,11 @@ pub fn teo_learn(t: &mut Table, s: &StatesNs, e: &Entry, duration: u64) {
         t.short_idles += PULSE;
     }
     let (mut timer, mut dur) = (0, 0);
+    let mut total = 0u32;
     for i in 0..s.nr() {
         decay(&mut t.hits[i]);
         decay(&mut t.intercepts[i]);
+        total = total.wrapping_add(t.hits[i]).wrapping_add(t.intercepts[i]);
         if s.residency_ns[i] <= sleep {
             timer = i;
             if s.residency_ns[i] <= measured {
@@ -151,13 +166,15 @@ pub fn teo_learn(t: &mut Table, s: &StatesNs, e: &Entry, duration: u64) {
             }
         }
     }
-    if timer == dur {
+    t.total = total.wrapping_add(PULSE);
+    // A hit: the sleep length's bin, and the wake-up no earlier than the
+    // timer less half the exit latency.
+    let on_time = (sleep as i64 - measured as i64) < (lat / 2) as i64;
+    if timer == dur && on_time {
         t.hits[timer] += PULSE;
     } else {
         t.intercepts[dur] += PULSE;
     }
-    decay(&mut t.total);
-    t.total += PULSE;
 }
 
 /// The state a period of @duration justified, by residency alone or with
@@ -304,6 +321,7 @@ pub fn predict(
     sleep_length: u64,
     rand: u32,
     kernel: i32,
+    kernel_indices: bool,
 ) -> Entry {
     if t.nr_states as usize != s.nr() {
         *t = fresh(s.nr());
@@ -317,6 +335,11 @@ pub fn predict(
         rand,
         sleep_length_ns: sleep_length,
         sleep_length_used: used,
+        entered: if kernel_indices && kernel >= 0 && (kernel as usize) < s.nr() {
+            kernel as u32
+        } else {
+            teo as u32
+        },
     }
 }
 

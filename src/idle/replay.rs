@@ -196,7 +196,15 @@ mod tests {
     ) {
         let mut t = table.clone();
         for p in periods {
-            let e = reference::predict(&mut t, s, k, p.sleep_length_ns, p.rand, p.kernel_state);
+            let e = reference::predict(
+                &mut t,
+                s,
+                k,
+                p.sleep_length_ns,
+                p.rand,
+                p.kernel_state,
+                false,
+            );
             reference::learn(&mut t, s, k, &e, p.duration_ns);
             reference::score(sc, s, &e, p.duration_ns, false);
         }
