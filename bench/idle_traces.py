@@ -4,7 +4,11 @@
 `{"period": ...}` JSON line per idle period, no table record, so every CPU
 starts from a fresh table. Deterministic: one seeded generator per trace.
 
-    idle_traces.py DIR        writes DIR/periodic.trace, bimodal.trace, changing.trace
+    idle_traces.py DIR        writes DIR/<family>.trace for each family below:
+                              periodic, bimodal, changing (no timer known),
+                              alternating, markov (patterns, no timer known),
+                              timer, timer_irq (a timer ends or bounds each
+                              period, and its sleep length is given)
 
 The durations are chosen against the two state tables the bench replays
 with (docs/idle-states/), target residencies:
@@ -15,11 +19,14 @@ Each duration below says which state is ideal for it in each table (the
 deepest whose residency it lasts); none sits within its jitter of a
 residency, so the ideal of a mode never flips with the noise.
 
-Every period has sleep_length_ns = ENDLESS (no timer known: a non-timer
-wake-up, teo's intercepts, the case seed 003 is about; it is also what the
-VM's recordings hold, where no cpuidle governor asks for a sleep length),
-kernel_state -1 (no cpuidle driver), and a random u32 for the random
-picks, from the trace's own generator.
+Every period of the first five families has sleep_length_ns = ENDLESS (no
+timer known: a non-timer wake-up, the case seed 003 is about; it is also
+what the VM's recordings hold, where no cpuidle governor asks for a sleep
+length). In timer and timer_irq a timer is due at sleep_length_ns from the
+period's start and the period ends at it (plus a wake-up delay) unless an
+interrupt comes first: teo's hits, its timer path and its sleep-length
+cap run there. Every period has kernel_state -1 (no cpuidle driver) and a
+random u32 for the random picks, from the trace's own generator.
 """
 
 import json
@@ -77,6 +84,30 @@ CHANGING = [
 ]
 
 
+# alternating: short and long strictly in turn, on every CPU: the pattern
+# a matrix row kept per state can learn and a per-state histogram (teo's
+# bins) cannot; the pairs are different states in both tables:
+# C1 / C1E-or-C6 and snooze / stop0..stop2.
+ALTERNATING = [(15, 900), (5, 1500), (35, 300), (5, 40000)]
+
+# markov: short or long in runs: after each period the mode stays with
+# probability STAY, so the last period predicts the next with that
+# probability (the best any predictor can do), while each mode is half the
+# periods. (short us, long us, STAY)
+MARKOV = [(5, 1500, 0.9), (35, 15000, 0.9), (5, 300, 0.75), (15, 900, 0.95)]
+
+# timer: a periodic timer (cyclictest-like) of this many us on each CPU; the
+# CPU wakes for it after a delay of 1..TIMER_DELAY_US us.
+TIMER = [35, 300, 1500, 15000]
+TIMER_DELAY_US = 5
+
+# timer_irq: a timer of T us, and with probability P an interrupt first, at
+# a uniformly random point of the first FRACTION of the wait (a device or a
+# peer CPU's wake-up). (T us, P)
+TIMER_IRQ = [(1500, 0.3), (15000, 0.5), (300, 0.7), (40000, 0.9)]
+TIMER_IRQ_FRACTION = 0.5
+
+
 def duration_ns(rng, us):
     return int(us * US * rng.uniform(1 - JITTER, 1 + JITTER))
 
@@ -86,17 +117,41 @@ def mode_of(rng, short, long, p_short):
     return short if rng.random() < p_short else long
 
 
+def markov(short, long, stay):
+    """A mode function: the mode kept with probability @stay."""
+    last = [short]
+
+    def mode(rng, i):
+        if i > 0 and rng.random() >= stay:
+            last[0] = long if last[0] == short else short
+        return last[0]
+
+    return mode
+
+
+def timer_period(rng, timer_us, p_irq):
+    """(duration, sleep length) in ns: a timer @timer_us away, woken after
+    it by 1..TIMER_DELAY_US us, or with probability @p_irq by an interrupt
+    in the first TIMER_IRQ_FRACTION of the wait."""
+    sleep = timer_us * US
+    if rng.random() < p_irq:
+        return int(sleep * TIMER_IRQ_FRACTION * rng.random()) + 1, sleep
+    return sleep + rng.randint(1, TIMER_DELAY_US) * US, sleep
+
+
 def periods(rng, cpu, mode):
-    """One CPU's period records; mode(rng, i) gives period i's mode in us."""
+    """One CPU's period records; mode(rng, i) gives period i's mode in us,
+    or (duration ns, sleep length ns) for a timer family."""
     start = 1_000_000 * (cpu + 1)
     for i in range(PERIODS):
-        d = duration_ns(rng, mode(rng, i))
+        m = mode(rng, i)
+        d, sleep = m if isinstance(m, tuple) else (duration_ns(rng, m), ENDLESS)
         yield {
             "period": {
                 "cpu": cpu,
                 "start_ns": start,
                 "duration_ns": d,
-                "sleep_length_ns": ENDLESS,
+                "sleep_length_ns": sleep,
                 "kernel_state": -1,
                 "rand": rng.getrandbits(32),
             }
@@ -124,6 +179,19 @@ def traces():
             for c in CHANGING
         ],
     )
+    yield "alternating", generate(
+        4, [lambda rng, i, a=a: duration_us_of_turn(a, i) for a in ALTERNATING]
+    )
+    yield "markov", generate(5, [markov(*m) for m in MARKOV])
+    yield "timer", generate(6, [lambda rng, i, t=t: timer_period(rng, t, 0.0) for t in TIMER])
+    yield "timer_irq", generate(
+        7, [lambda rng, i, t=t: timer_period(rng, *t) for t in TIMER_IRQ]
+    )
+
+
+def duration_us_of_turn(pair, i):
+    """Period @i of a strictly alternating @pair: short, long, short, ..."""
+    return pair[i % 2]
 
 
 def main(out_dir):

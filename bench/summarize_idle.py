@@ -23,13 +23,17 @@ import os
 import statistics
 import sys
 
-from idle_traces import BIMODAL
+from idle_traces import BIMODAL, MARKOV
 
 # The traces in the order of the tables, with what each stands for.
 TRACES = {
     "periodic": "synthetic: one sleep interval per CPU (35 us, 300 us, 1.5 ms, 15 ms)",
     "bimodal": "synthetic: each period short or long at random, a share per CPU",
     "changing": "synthetic: one pattern for the first half of each CPU's periods, another after",
+    "alternating": "synthetic: short and long strictly in turn (e.g. 15 us, 900 us), no timer known",
+    "markov": "synthetic: short and long in runs, the mode kept with probability 0.75..0.95",
+    "timer": "synthetic: a periodic timer per CPU (35 us .. 15 ms), its sleep length known",
+    "timer_irq": "synthetic: a timer per CPU, and with probability 0.3..0.9 an interrupt first",
     "wakeup": "recorded in the VM: schbench-like wake-ups (bench/idle_load.py)",
     "hackbench": "recorded in the VM: hackbench -g 2 -l 50 in a loop (rt-tests)",
     "sleepy": "recorded in the VM: sleeping-ebizzy-like, 10 ms sleeps (bench/idle_load.py)",
@@ -105,6 +109,42 @@ def load(out, trace, table, pick):
     with open(path) as f:
         scores = json.load(f)["scores"]
     return {src: Row(scores[src]["residency"]) for src in ("teo", "per_choice", "seed")}
+
+
+def latency_cost(out, trace, table, pick):
+    """Per source, (early %, exit latency paid per period in us), from
+    `idle replay --format json`'s latency_cost."""
+    path = os.path.join(out, "replay", f"{trace}.{table}.{pick}.json")
+    with open(path) as f:
+        cost = json.load(f)["latency_cost"]
+    return {
+        src: (100 * c["early"] / c["periods"], c["exit_latency_ns"] / 1000 / c["periods"])
+        for src, c in cost.items()
+        if c["periods"]
+    }
+
+
+def latency_section(out):
+    print("## Latency cost")
+    print()
+    print("Exit latency paid on wake-ups that came before the chosen state's target residency:")
+    print("the share of periods that did, and the exit latency they paid, in us per period.")
+    print("per_choice with the heaviest pick (the presets'); teo and seed do not depend on the pick.")
+    print()
+    print("| trace | table | teo | seed | per_choice | oracle |")
+    print("|---|---|---|---|---|---|")
+    for trace in TRACES:
+        for table in TABLES:
+            try:
+                heaviest = latency_cost(out, trace, table, "heaviest")
+            except (FileNotFoundError, KeyError):
+                continue
+            cells = [
+                f"{heaviest[src][0]:.1f}% / {heaviest[src][1]:.2f}"
+                for src in ("teo", "seed", "per_choice", "oracle")
+            ]
+            print(f"| {trace} | {table} | " + " | ".join(cells) + " |")
+    print()
 
 
 def nr_states(table):
@@ -267,6 +307,8 @@ def main(out):
             print(f"- {line}")
     print()
 
+    latency_section(out)
+
     print("## Seed-style tables")
     print()
     print("Percent of idle periods; ideal = the deepest state whose target residency the")
@@ -286,6 +328,12 @@ def main(out):
             # best any predictor can do is always the more common mode.
             best = sum(max(p, 1 - p) for _s, _l, p in BIMODAL) / len(BIMODAL)
             print(f"Best possible (always the more common mode): {100 * best:.2f}% correct.")
+        if trace == "alternating":
+            print("Best possible (the other mode than the last): 100% correct.")
+        if trace == "markov":
+            # The last period's mode is the best guess; it holds with STAY.
+            best = sum(stay for _s, _l, stay in MARKOV) / len(MARKOV)
+            print(f"Best possible (the last period's mode): {100 * best:.2f}% correct.")
         if trace in SEED_LIKE:
             print(f"Seed 003's like load: {SEED_LIKE[trace]} (below).")
         for table, tname in TABLES.items():

@@ -36,11 +36,10 @@ pub struct BpfLearner {
 
 /// One CPU's run: where its table and scores ended, and each period's choices.
 pub struct Run {
-    // The tests read the table and the entries; `idle replay` the scores.
+    // The tests read the table; `idle replay` the scores and the entries.
     #[cfg_attr(not(test), allow(dead_code))]
     pub table: Table,
     pub scores: Scores,
-    #[cfg_attr(not(test), allow(dead_code))]
     pub entries: Vec<Entry>,
 }
 

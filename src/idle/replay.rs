@@ -11,7 +11,7 @@ use std::path::Path;
 use anyhow::{Context, Result, bail};
 
 use super::learner_bpf::BpfLearner;
-use super::period::{IDEALS, Scores};
+use super::period::{IDEALS, SOURCES, Scores};
 use super::score_table::{self, Row};
 use super::states::{IdleStates, StatesSource};
 use super::table::StatesNs;
@@ -54,7 +54,43 @@ pub struct Replayed {
     pub scores: Scores,
     pub periods: u64,
     pub nr_states: usize,
+    /// Per source (reference::TEO .. KERNEL, then the oracle), the
+    /// latency cost.
+    pub early: [EarlyWakeUps; LATENCY_SOURCES],
 }
+
+/// The latency cost of a source's choices: the wake-ups that came before
+/// the chosen state's target residency (the state did not pay off, and the
+/// wake-up still paid its exit latency), and that exit latency summed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct EarlyWakeUps {
+    /// Periods the source chose a state for.
+    pub periods: u64,
+    pub early: u64,
+    pub exit_latency_ns: u64,
+}
+
+impl EarlyWakeUps {
+    /// Counts a period of @duration_ns in the chosen state @state of @s.
+    fn count(&mut self, s: &StatesNs, state: usize, duration_ns: u64) {
+        self.periods += 1;
+        if duration_ns < s.residency_ns[state] {
+            self.early += 1;
+            self.exit_latency_ns += s.exit_latency_ns[state];
+        }
+    }
+}
+
+/// The sources the latency cost is kept for: enum cadence_idle_source's
+/// (teo, per_choice, seed, the kernel), then the oracle.
+const LATENCY_SOURCES: usize = SOURCES + 1;
+const TEO: usize = bpf_intf::cadence_idle_source_CADENCE_IDLE_SRC_TEO as usize;
+const PER_CHOICE: usize = bpf_intf::cadence_idle_source_CADENCE_IDLE_SRC_PER_CHOICE as usize;
+const SEED: usize = bpf_intf::cadence_idle_source_CADENCE_IDLE_SRC_SEED as usize;
+const KERNEL: usize = bpf_intf::cadence_idle_source_CADENCE_IDLE_SRC_KERNEL as usize;
+const ORACLE: usize = SOURCES;
+/// Their names, in that order.
+const LATENCY_NAMES: [&str; LATENCY_SOURCES] = ["teo", "per_choice", "seed", "kernel", "oracle"];
 
 /// The policy @arg (a preset or a file) as the learner reads it; its
 /// freq.max does not matter here and is taken as auto.
@@ -74,6 +110,7 @@ pub fn replay(
         scores: Scores::default(),
         periods: 0,
         nr_states: 0,
+        early: Default::default(),
     };
     for (cpu, t) in trace {
         let s = &states.cpus[cpu];
@@ -88,11 +125,31 @@ pub fn replay(
                 &t.periods,
             )
             .with_context(|| format!("replaying CPU {cpu}"))?;
+        for (e, p) in run.entries.iter().zip(&t.periods) {
+            let d = p.duration_ns;
+            out.early[TEO].count(s, e.teo as usize, d);
+            out.early[PER_CHOICE].count(s, e.per_choice as usize, d);
+            out.early[SEED].count(s, e.seed as usize, d);
+            if states.kernel_indices && e.kernel >= 0 && (e.kernel as usize) < s.nr() {
+                out.early[KERNEL].count(s, e.kernel as usize, d);
+            }
+            out.early[ORACLE].count(s, oracle_state(s, d), d);
+        }
         out.scores = run.scores;
         out.periods += t.periods.len() as u64;
         out.nr_states = out.nr_states.max(s.nr());
     }
     Ok(out)
+}
+
+/// The oracle's state for a period of @duration_ns: the deepest enabled
+/// state whose target residency it lasted, else the shallowest enabled.
+fn oracle_state(s: &StatesNs, duration_ns: u64) -> usize {
+    let first = (0..s.nr()).find(|&i| s.enabled(i)).unwrap_or(0);
+    (0..s.nr())
+        .rev()
+        .find(|&i| s.enabled(i) && s.residency_ns[i] <= duration_ns)
+        .unwrap_or(first)
 }
 
 /// The oracle's rows: every period predicted right, by either ideal.
@@ -121,6 +178,7 @@ pub fn run(file: &Path, idle_states: Option<&Path>, policy_arg: &str, json: bool
             "cpus": trace.keys().collect::<Vec<_>>(),
             "periods": r.periods,
             "scores": trace::counts(&r.scores),
+            "latency_cost": latency_json(&r.early),
         });
         println!("{v}");
     } else {
@@ -134,8 +192,47 @@ pub fn run(file: &Path, idle_states: Option<&Path>, policy_arg: &str, json: bool
             "{}",
             score_table::render(&r.scores, r.nr_states, &[("oracle", oracle(r.periods))])
         );
+        print!("{}", latency_table(&r.early));
     }
     Ok(())
+}
+
+/// The latency cost as `idle replay --format json` gives it, by source.
+fn latency_json(early: &[EarlyWakeUps; LATENCY_SOURCES]) -> serde_json::Value {
+    let by_source = LATENCY_NAMES.iter().zip(early).map(|(name, e)| {
+        let v = serde_json::json!({
+            "periods": e.periods,
+            "early": e.early,
+            "exit_latency_ns": e.exit_latency_ns,
+        });
+        (name.to_string(), v)
+    });
+    serde_json::Value::Object(by_source.collect())
+}
+
+/// The latency cost as a table: per source, the share of wake-ups that
+/// came early and the exit latency they paid, per period on average.
+fn latency_table(early: &[EarlyWakeUps; LATENCY_SOURCES]) -> String {
+    let mut out = String::from(
+        "latency cost = exit latency paid on wake-ups before the chosen state's target residency:\n",
+    );
+    out += &format!(
+        "  {:<12} {:>8} {:>8} {:>16}\n",
+        "", "periods", "early %", "us per period"
+    );
+    for (name, e) in LATENCY_NAMES.iter().zip(early) {
+        if e.periods == 0 {
+            continue;
+        }
+        out += &format!(
+            "  {:<12} {:>8} {:>8.2} {:>16.3}\n",
+            name,
+            e.periods,
+            100.0 * e.early as f64 / e.periods as f64,
+            e.exit_latency_ns as f64 / 1000.0 / e.periods as f64
+        );
+    }
+    out
 }
 
 #[cfg(test)]
@@ -263,6 +360,65 @@ mod tests {
         fresh.get_mut(&0).unwrap().table = None;
         let other = replay(&learner, &pol, &states, &fresh).unwrap();
         assert_ne!(other.scores, want);
+    }
+
+    /// The latency cost by hand: five 30 us periods, no timer known, on
+    /// Skylake-SP's states from fresh tables. The first period teo takes
+    /// C6 (600 us): it wakes 570 us early and pays C6's 133 us exit
+    /// latency; the per-choice pick (the heaviest of C6's fresh row) and
+    /// the seed (teo did not walk, so no draw) take C6 as well. From then
+    /// on teo walks to C1 (2 us), the per-choice row of C1 says C1 and the
+    /// seed draws POLL or C1: none wakes early. The oracle's C1E (20 us)
+    /// never does; the kernel's state is not known.
+    #[test]
+    fn the_latency_cost_counts_exit_latency_paid_on_early_wake_ups() {
+        if bpf_test_progs::skip_without_bpf().is_none() {
+            return;
+        }
+        let period = PeriodRecord {
+            cpu: 0,
+            start_ns: 0,
+            duration_ns: 30 * US,
+            sleep_length_ns: ENDLESS,
+            kernel_state: -1,
+            rand: 0,
+        };
+        let lines: Vec<String> = (0..5)
+            .map(|i| {
+                to_line(&Record::Period(PeriodRecord {
+                    start_ns: i * 100 * US,
+                    rand: i as u32 * 0x9e37_79b9,
+                    ..period
+                }))
+            })
+            .collect();
+        let trace = trace::parse(&lines.join("\n")).unwrap();
+        let states = ReplayStates {
+            cpus: [(0, skylake())].into(),
+            kernel_indices: false,
+        };
+        let learner = BpfLearner::load().unwrap();
+        let got = replay(&learner, &policy("balanced").unwrap(), &states, &trace).unwrap();
+        let c6_once = EarlyWakeUps {
+            periods: 5,
+            early: 1,
+            exit_latency_ns: 133 * US,
+        };
+        assert_eq!(got.early[TEO], c6_once);
+        assert_eq!(got.early[PER_CHOICE], c6_once);
+        assert_eq!(got.early[SEED], c6_once);
+        assert_eq!(got.early[KERNEL], EarlyWakeUps::default());
+        let never = EarlyWakeUps {
+            periods: 5,
+            ..Default::default()
+        };
+        assert_eq!(got.early[ORACLE], never);
+        let table = latency_table(&got.early);
+        assert!(
+            table.contains("  teo                 5    20.00           26.600\n"),
+            "{table}"
+        );
+        assert!(!table.contains("kernel"), "{table}");
     }
 
     #[test]

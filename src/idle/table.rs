@@ -85,7 +85,6 @@ impl StatesNs {
         self.residency_ns.len()
     }
 
-    #[cfg(test)]
     pub fn enabled(&self, i: usize) -> bool {
         i < self.nr() && !self.disabled[i]
     }
