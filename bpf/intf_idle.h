@@ -138,7 +138,8 @@ struct cadence_idle_entry {
 	u32 seed;
 	/*
 	 * The state whose exit latency the period pays, for teo's update:
-	 * the kernel's where its indices are ours, else teo's choice.
+	 * the kernel's (as the cpu_idle tracepoint gave it) where its
+	 * indices are ours, else teo's choice.
 	 */
 	u32 entered;
 };
