@@ -92,8 +92,11 @@ fn bpf_run(l: &BpfLearner, k: &Knobs, s: &StatesNs, table: &Table, periods: &[Pe
 /// half its length (15 us) in teo_update(): an intercept in C1's bin
 /// (2 us <= 15 us < 600 us) and a short idle. From then on the intercepts
 /// below C6 (1024) outweigh total - hits below C6 (1024 - 0): teo walks
-/// to C1, and with short idles at half the total it does not read the
-/// sleep length. Each period justified C1 (the deepest residency <= 30 us).
+/// to C1, and in the second period, with short idles at least half the
+/// total, it does not read the sleep length. (Entered in C1, whose exit
+/// latency is 2 us, the later periods measure 29 us, not short, and from
+/// the third on teo reads it.) Each period justified C1 (the deepest
+/// residency <= 30 us).
 #[test]
 fn teo_learns_short_periods_after_one_miss() {
     let Some(l) = learner() else { return };
