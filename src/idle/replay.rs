@@ -89,8 +89,11 @@ const PER_CHOICE: usize = bpf_intf::cadence_idle_source_CADENCE_IDLE_SRC_PER_CHO
 const SEED: usize = bpf_intf::cadence_idle_source_CADENCE_IDLE_SRC_SEED as usize;
 const KERNEL: usize = bpf_intf::cadence_idle_source_CADENCE_IDLE_SRC_KERNEL as usize;
 const ORACLE: usize = SOURCES;
-/// Their names, in that order.
-const LATENCY_NAMES: [&str; LATENCY_SOURCES] = ["teo", "per_choice", "seed", "kernel", "oracle"];
+
+/// The latency cost's sources by name, in that order.
+fn latency_names() -> impl Iterator<Item = &'static str> {
+    score_table::SOURCE_NAMES.into_iter().chain(["oracle"])
+}
 
 /// The policy @arg (a preset or a file) as the learner reads it; its
 /// freq.max does not matter here and is taken as auto.
@@ -199,7 +202,7 @@ pub fn run(file: &Path, idle_states: Option<&Path>, policy_arg: &str, json: bool
 
 /// The latency cost as `idle replay --format json` gives it, by source.
 fn latency_json(early: &[EarlyWakeUps; LATENCY_SOURCES]) -> serde_json::Value {
-    let by_source = LATENCY_NAMES.iter().zip(early).map(|(name, e)| {
+    let by_source = latency_names().zip(early).map(|(name, e)| {
         let v = serde_json::json!({
             "periods": e.periods,
             "early": e.early,
@@ -220,7 +223,7 @@ fn latency_table(early: &[EarlyWakeUps; LATENCY_SOURCES]) -> String {
         "  {:<12} {:>8} {:>8} {:>16}\n",
         "", "periods", "early %", "us per period"
     );
-    for (name, e) in LATENCY_NAMES.iter().zip(early) {
+    for (name, e) in latency_names().zip(early) {
         if e.periods == 0 {
             continue;
         }
