@@ -60,6 +60,23 @@ stop_sched() {
 	wait "$SCHED_PID"
 }
 
+# nap SECONDS: sleep without starting a process. Under TCG with every vCPU
+# busy, each fork and exec of a small tool (sleep, grep) took 0.35-0.85 s
+# in the guest, under EEVDF and scx_cadence alike (20 of each, measured),
+# so a loop that runs one per step spends its time there, not in the step.
+# read -t on a FIFO that nobody writes times out after SECONDS; the FIFO is
+# opened once per shell, read-write so that the open does not block.
+nap() {
+	if [ -z "${NAP_FD:-}" ]; then
+		local fifo
+		fifo=$(mktemp -u)
+		mkfifo "$fifo"
+		exec {NAP_FD}<>"$fifo"
+		rm -f "$fifo"
+	fi
+	read -r -t "$1" -u "$NAP_FD" _ || true
+}
+
 # cpu_ticks PID: user + system time of PID, in clock ticks (/proc/PID/stat).
 cpu_ticks() {
 	awk '{ print $14 + $15 }' "/proc/$1/stat"
