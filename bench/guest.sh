@@ -3,11 +3,20 @@
 # scheduler in turn (the order rotates each round, so no scheduler always runs
 # first or last) runs the same workloads; one CSV line per measurement goes to
 # $VM_OUT/raw.csv:  round,scheduler,metric,value
-#   guest.sh ROUNDS SCHED_NAME=COMMAND...   ("eevdf" needs no command)
+#   guest.sh ROUNDS [--latency] SCHED_NAME=COMMAND...   ("eevdf" needs no command)
+# --latency: only the cyclictest runs beside each load, each with the
+# wake-to-run delays of its threads (bench/wakeup.sh).
 set -u
 rounds=$1
 shift
+latency_only=""
+if [ "${1:-}" = --latency ]; then
+	latency_only=1
+	shift
+fi
 scheds=("$@")
+# scx_wakelat (bench/wakelat), built by bench/lib.sh's build_wakelat.
+WAKELAT=$VM_ROOT/target/release/scx_wakelat
 raw=$VM_OUT/raw.csv
 bpf=$VM_OUT/bpf.csv
 : >"$raw"
@@ -52,7 +61,11 @@ threads() {
 # beside PREFIX COMMAND...: cyclictest, one thread per CPU, every 1 ms for
 # 8 s, while COMMAND runs as a load; its histogram read by cyclic_hist.py
 # records PREFIX_{avg,max,p50,p99,p999}_us. The histogram spans 20 ms: a
-# wake-up later than that counts as 20 ms.
+# wake-up later than that counts as 20 ms. Beside it, scx_wakelat times
+# each wake-up of a cyclictest thread from the kernel's sched_waking to the
+# switch that runs it: PREFIX_wake_{p50,p99,p999,max}_us, the scheduler's
+# part of the wait without the timer's late delivery under TCG (the main
+# thread's few wake-ups are among them).
 #
 # cyclictest starts first, and the load once cyclictest's measuring
 # threads exist; the load runs until cyclictest exits, then is stopped
@@ -65,8 +78,14 @@ threads() {
 # cyclictest beside steady hackbench measured"). The load's own start
 # (hackbench forks 80 tasks) falls in the first moments of the 8 s.
 beside() {
-	local prefix=$1 cyc load avg max p50 p99 p999 deadline=$((SECONDS + 60))
+	local prefix=$1 cyc load avg max p50 p99 p999 deadline=$((SECONDS + 60)) tracer="" _k n
 	shift
+	if [ -x "$WAKELAT" ]; then
+		"$WAKELAT" cyclictest >"$VM_OUT/wakelat.out" 2>"$VM_OUT/wakelat.err" &
+		tracer=$!
+		# It follows wake-ups once its programs are attached.
+		while ! grep -q following "$VM_OUT/wakelat.err" && kill -0 "$tracer" 2>/dev/null; do sleep 0.1; done
+	fi
 	cyclictest --policy=other -t "$nproc" -i 1000 -D 8 -q -m -h 20000 >"$VM_OUT/cyc.raw" 2>/dev/null &
 	cyc=$!
 	# Its main thread and nproc measuring threads, within 60 s.
@@ -80,6 +99,18 @@ beside() {
 		echo "round $round: $name: the load of $prefix ended before cyclictest did" >&2
 	kill -TERM "$load" 2>/dev/null
 	wait "$load" 2>/dev/null
+	if [ -n "$tracer" ]; then
+		kill -TERM "$tracer"
+		wait "$tracer"
+		# n N p50_us A p99_us B p999_us C max_us D lost L
+		read -r _k n _k p50 _k p99 _k p999 _k max _k _ <"$VM_OUT/wakelat.out" && [ "$n" -gt 0 ] && {
+			record "${prefix}_wake_n" "$n"
+			record "${prefix}_wake_p50_us" "$p50"
+			record "${prefix}_wake_p99_us" "$p99"
+			record "${prefix}_wake_p999_us" "$p999"
+			record "${prefix}_wake_max_us" "$max"
+		}
+	fi
 	python3 "$VM_ROOT/bench/cyclic_hist.py" <"$VM_OUT/cyc.raw" >"$VM_OUT/cyc"
 	read -r avg max p50 p99 p999 <"$VM_OUT/cyc" || return 0
 	record "${prefix}_avg_us" "$avg"
@@ -124,15 +155,17 @@ for round in $(seq "$rounds"); do
 		# BPF cost per callback includes the cgroup weights' walk.
 		case $name in *_cg) cg_workloads on ;; esac
 
-		# hackbench: 4 groups of 20 senders and 20 receivers over sockets,
-		# 200 messages each; seconds, lower is better.
-		t=$(hackbench -g 4 -l 200 | awk '/^Time:/ { print $2 }')
-		record hackbench_s "$t"
+		if [ -z "$latency_only" ]; then
+			# hackbench: 4 groups of 20 senders and 20 receivers over
+			# sockets, 200 messages each; seconds, lower is better.
+			t=$(hackbench -g 4 -l 200 | awk '/^Time:/ { print $2 }')
+			record hackbench_s "$t"
 
-		# perf bench sched pipe: two tasks ping-ponging through pipes;
-		# microseconds per round trip, lower is better.
-		t=$(perf bench -f simple sched pipe -l 20000 2>/dev/null | awk 'NF { v = $1 } END { print v }')
-		record pipe_s "$t"
+			# perf bench sched pipe: two tasks ping-ponging through
+			# pipes; microseconds per round trip, lower is better.
+			t=$(perf bench -f simple sched pipe -l 20000 2>/dev/null | awk 'NF { v = $1 } END { print v }')
+			record pipe_s "$t"
+		fi
 
 		# cyclictest at normal priority (SCHED_OTHER, so sched_ext schedules
 		# it): wake-up latency in microseconds, with every CPU busy ...
@@ -145,6 +178,9 @@ for round in $(seq "$rounds"); do
 		# tasks passing messages for the whole measurement (a loop count
 		# no scheduler here finishes in 120 s).
 		beside cyclictest_hackbench_steady hackbench -g 2 -l 10000000
+		# ... and beside a pipe ping-pong pair that outlasts it (two tasks
+		# waking each other, which sleep often but briefly).
+		[ -z "$latency_only" ] || beside cyclictest_pipe perf bench sched pipe -l 1000000000
 
 		case $name in *_cg) cg_workloads off ;; esac
 		if [ -n "$pid" ]; then

@@ -58,6 +58,14 @@ build_floor() {
 		--target-dir "$ROOT/target" 2>&1 | tail -n 1
 }
 
+# build_wakelat: builds scx_wakelat (bench/wakelat/wakelat.bpf.c), the
+# wake-to-run tracer guest.sh runs beside cyclictest, into scx_cadence's
+# target directory like build_floor.
+build_wakelat() {
+	cargo build --release --locked --manifest-path "$ROOT/bench/wakelat/Cargo.toml" \
+		--target-dir "$ROOT/target" 2>&1 | tail -n 1
+}
+
 # Peer schedulers from crates.io, built the same way as scx_cadence into
 # $CACHE/peers (about 6 min, once).
 BPFLAND_VERSION=1.1.4

@@ -17,6 +17,7 @@ rounds=${1:-5}
 check_count "bench/run.sh" "$rounds"
 bench_setup
 build_floor
+build_wakelat
 install_bpfland
 install_lavd
 bpfland=$BPFLAND

@@ -31,6 +31,19 @@ METRICS = {
     "cyclictest_hackbench_steady_p999_us": "cyclictest p99.9, beside steady hackbench (us)",
     "cyclictest_hackbench_steady_max_us": "cyclictest max, beside steady hackbench (us)",
 }
+# cyclictest beside a pipe ping-pong pair (guest.sh --latency only).
+for stat, name in (("avg", "avg"), ("p50", "p50"), ("p99", "p99"), ("p999", "p99.9"), ("max", "max")):
+    METRICS[f"cyclictest_pipe_{stat}_us"] = f"cyclictest {name}, beside a pipe pair (us)"
+# The wake-to-run delays of cyclictest's threads (bench/wakelat), per load.
+LOADS = {
+    "cyclictest": "all CPUs busy",
+    "cyclictest_hackbench": "beside hackbench",
+    "cyclictest_hackbench_steady": "beside steady hackbench",
+    "cyclictest_pipe": "beside a pipe pair",
+}
+for prefix, load in LOADS.items():
+    for stat, name in (("p50", "p50"), ("p99", "p99"), ("p999", "p99.9"), ("max", "max")):
+        METRICS[f"{prefix}_wake_{stat}_us"] = f"wake-to-run {name}, {load} (us)"
 
 
 def read_rows(path):
@@ -52,6 +65,8 @@ def main(raw_path, bpf_path):
     print("| metric | " + " | ".join(f"{s} (n={runs[s]})" for s in order) + " |")
     print("|---|" + "---|" * len(order))
     for metric, label in METRICS.items():
+        if not any(values.get((s, metric)) for s in order):
+            continue  # not measured in this run
         base = values.get((BASELINE, metric))
         base_med = statistics.median(base) if base else None
         cells = []

@@ -36,12 +36,15 @@ echo "== format and lints"
 cargo fmt --check
 clang-format-19 --dry-run -Werror bpf/*.c bpf/*.h
 cargo clippy --release --locked --all-targets -- -D warnings
-# The bench's floor scheduler (bench/floor), its own crate, in the same
-# target directory; its BPF file follows bpf/'s style.
-floor=(--manifest-path bench/floor/Cargo.toml)
-cargo fmt --check "${floor[@]}"
-clang-format-19 --style=file:bpf/.clang-format --dry-run -Werror bench/floor/floor.bpf.c
-cargo clippy --release --locked --all-targets "${floor[@]}" --target-dir target -- -D warnings
+# The bench's own crates, floor scheduler (bench/floor) and wake-to-run
+# tracer (bench/wakelat), in the same target directory; their BPF files
+# follow bpf/'s style.
+for crate in floor wakelat; do
+	manifest=(--manifest-path "bench/$crate/Cargo.toml")
+	cargo fmt --check "${manifest[@]}"
+	clang-format-19 --style=file:bpf/.clang-format --dry-run -Werror "bench/$crate/$crate.bpf.c"
+	cargo clippy --release --locked --all-targets "${manifest[@]}" --target-dir target -- -D warnings
+done
 # Every shell script; -x follows the `# shellcheck source=` paths, which
 # are relative to the repository root.
 shellcheck -x .ci/run tests/*.sh tests/vm/*.sh tests/vm/guest/*.sh bench/*.sh
@@ -50,6 +53,8 @@ echo "== host tests"
 # As root the BPF test programs load; were they to skip (no CAP_BPF), this
 # makes that a failure instead (src/bpf_test_progs.rs).
 SCX_CADENCE_REQUIRE_BPF=1 cargo test --release --locked
+# The wake-to-run tracer's histogram math (bench/wakelat).
+cargo test --release --locked --manifest-path bench/wakelat/Cargo.toml --target-dir target
 
 if [ -z "$full" ]; then
 	echo "== VM tests, Debian unstable's kernel (7.x): the quick set"
