@@ -9,8 +9,8 @@
     pipe_cost.py PIPE_CSV
         bench/pipe_guest.sh's CSV; prints, per scheduler, the medians over
         the rounds of the time a round trip took, of the context switches
-        and of the BPF time in it, then each program's BPF time and calls
-        per round trip.
+        and of the BPF time in it, and the BPF time per context switch; then
+        each program's calls and BPF time per round trip and per switch.
 """
 
 import collections
@@ -53,25 +53,31 @@ def summarize(path):
     scheds = sorted({s for s, _ in meta}, key=lambda s: (s != "eevdf", s))
     print("Medians over the rounds, per round trip, under the VM's TCG:")
     print()
-    print("| scheduler | rounds | round trip (us) | switches | BPF time (us) |")
-    print("|---|---|---|---|---|")
+    # Per context switch too (issue 51): a scheduler that switches more per
+    # round trip pays its callbacks more often.
+    print("| scheduler | rounds | round trip (us) | switches | BPF time (us) | BPF ns per switch |")
+    print("|---|---|---|---|---|---|")
     for s in scheds:
         keys = [k for k in meta if k[0] == s]
         rt = [meta[k][0] / meta[k][2] * 1e6 for k in keys]
         sw = [meta[k][1] / meta[k][2] for k in keys]
         bpf = [sum(ns for ns, _ in runs[k].values()) / meta[k][2] / 1000 for k in keys]
+        per_switch = [sum(ns for ns, _ in runs[k].values()) / max(meta[k][1], 1) for k in keys]
         print(f"| {s} | {len(keys)} | {statistics.median(rt):.1f} | "
-              f"{statistics.median(sw):.2f} | {statistics.median(bpf):.2f} |")
+              f"{statistics.median(sw):.2f} | {statistics.median(bpf):.2f} | "
+              f"{statistics.median(per_switch):.0f} |")
     print()
-    print("| scheduler | program | calls | BPF time (us) |")
-    print("|---|---|---|---|")
+    print("| scheduler | program | calls per round trip | BPF time per round trip (us) | ns per switch |")
+    print("|---|---|---|---|---|")
     for s in scheds:
         keys = [k for k in meta if k[0] == s]
         progs = sorted({p for k in keys for p in runs[k]})
         for p in progs:
             calls = [runs[k].get(p, (0, 0))[1] / meta[k][2] for k in keys]
             ns = [runs[k].get(p, (0, 0))[0] / meta[k][2] / 1000 for k in keys]
-            print(f"| {s} | {p} | {statistics.median(calls):.2f} | {statistics.median(ns):.2f} |")
+            per_switch = [runs[k].get(p, (0, 0))[0] / max(meta[k][1], 1) for k in keys]
+            print(f"| {s} | {p} | {statistics.median(calls):.2f} | {statistics.median(ns):.2f} | "
+                  f"{statistics.median(per_switch):.0f} |")
 
 
 def main():

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Where a pipe round trip's time goes: `perf bench sched pipe -l 20000`
 # under EEVDF, scx_cadence (this tree), scx_cadence_base (before
-# utilization tracking, as in run.sh), scx_floor and scx_bpfland, in one
-# VM boot, the order rotated each round; for each sched_ext scheduler the
-# BPF time of each program per round trip (run_time_ns and run_cnt read
-# around the run). Prints the table; no result file.
+# utilization tracking, as in run.sh), scx_floor, scx_bpfland and scx_lavd,
+# in one VM boot, the order rotated each round; for each sched_ext scheduler
+# the BPF time of each program per round trip and per context switch
+# (run_time_ns and run_cnt read around the run). Prints the table; no result
+# file.
 #   bench/pipe_cost.sh [ROUNDS]    (default 3)
 set -euo pipefail
 
@@ -17,6 +18,7 @@ check_count "bench/pipe_cost.sh" "$rounds"
 bench_setup
 build_floor
 install_bpfland
+install_lavd
 build_base
 
 out=$ROOT/bench/out/pipe-$(date +%Y%m%d-%H%M%S)
@@ -26,6 +28,7 @@ mkdir -p "$out"
 	"scx_cadence=$ROOT/target/release/scx_cadence" \
 	"scx_cadence_base=$BASE" \
 	"scx_floor=$FLOOR" \
-	"scx_bpfland=$BPFLAND"
+	"scx_bpfland=$BPFLAND" \
+	"scx_lavd=$LAVD"
 python3 "$ROOT/bench/pipe_cost.py" "$out/pipe.csv" | tee "$out/summary.md"
 echo "bench/pipe_cost.sh: written to $out/summary.md"
