@@ -42,13 +42,19 @@ struct {
 	__uint(max_entries, CADENCE_MAX_CPUS);
 } scratch_masks SEC(".maps");
 
+/*
+ * No range checks here, only masks: the kernel passes valid CPUs, the
+ * loader refuses more than CADENCE_MAX_CPUS and numbers the LLCs below
+ * CADENCE_MAX_LLCS, so for every CPU that exists the masks change nothing.
+ * A check would make the verifier walk the rest of each callback twice:
+ * once for CPUs in range and once beyond, as the CPU is an array index and
+ * so must be tracked exactly. Without the checks, loading in the TCG test
+ * VM verified in 8-10 s instead of 15-18 (dispatch 2.4-3.0 s instead of
+ * 5.6-6.8, enqueue 1.9-2.0 instead of 4.4-5.2).
+ */
 static __always_inline u32 cpu_llc_id(s32 cpu)
 {
-	u32 idx = (u32)cpu;
-
-	if (idx >= CADENCE_MAX_CPUS)
-		return 0;
-	return cpu_llc[cpu_index(idx)];
+	return llc_index(cpu_llc[cpu_index((u32)cpu)]);
 }
 
 static __always_inline u64 cpu_dsq(s32 cpu)
@@ -63,11 +69,8 @@ static __always_inline u64 llc_dsq(u32 llc)
 
 static __always_inline u32 llc_cpus(u32 llc)
 {
-	u32 n;
+	u32 n = llc_nr_cpus[llc_index(llc)];
 
-	if (llc >= CADENCE_MAX_LLCS)
-		return 1;
-	n = llc_nr_cpus[llc_index(llc)];
 	return n ? n : 1;
 }
 
