@@ -2,10 +2,10 @@
 # The test suite, from a fresh Debian 12 machine (run as root): installs
 # what it needs (tests/vm/setup.sh), checks formatting and lints, runs the
 # host tests (cargo test) and then the VM tests (tests/vm/run.sh).
-#   tests/run.sh          the VM cases' quick set on 7.x: about 20 minutes
+#   tests/run.sh          the VM cases' quick set on 7.x: about 15 minutes
 #                         from a warm cache on a 2-core machine
 #   tests/run.sh --full   every VM case on 7.x, then the core set on 6.16:
-#                         what CI runs (.ci/run), about 60 minutes
+#                         what CI runs (.ci/run), about an hour
 set -euo pipefail
 full=""
 case ${1:-} in
