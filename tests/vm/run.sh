@@ -8,7 +8,7 @@
 #                       the oldest the README names (default: Debian
 #                       unstable's, 7.x); it runs the core set
 #     --quick           the quick set: the shorter core cases and one case
-#                       per other area, the VM half of tests/run.sh's 20
+#                       per other area, the VM half of tests/run.sh's 15
 #                       minutes
 #     -k PATTERN        run only the cases whose name matches PATTERN
 # Output of each case is kept under tests/vm/out/<date>/<boot>/.
