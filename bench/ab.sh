@@ -11,10 +11,8 @@
 # The table stays in bench/out/ab-<date>/summary.md (ignored); no result file.
 set -euo pipefail
 
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-CACHE=${SCX_CADENCE_CACHE:-$ROOT/.cache}
 # shellcheck source=bench/lib.sh
-. "$ROOT/bench/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 if [ $# -lt 2 ]; then
 	echo "usage: bench/ab.sh ROUNDS COMMIT..." >&2
 	exit 2
@@ -33,8 +31,7 @@ done
 bench_setup
 install_bpfland
 
-out=$ROOT/bench/out/ab-$(date +%Y%m%d-%H%M%S)
-mkdir -p "$out"
+bench_out "ab-"
 scheds=(eevdf)
 for c in "${commits[@]}"; do
 	build_commit "$c" "$CACHE/ab-$c"

@@ -7,11 +7,9 @@
 #   bench/cpufreq.sh [ROUNDS]    (default 5)
 set -euo pipefail
 
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-CACHE=${SCX_CADENCE_CACHE:-$ROOT/.cache}
 rounds=${1:-5}
 # shellcheck source=bench/lib.sh
-. "$ROOT/bench/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 check_count "bench/cpufreq.sh" "$rounds"
 bench_setup
 
@@ -28,23 +26,17 @@ policies=(
 )
 
 cpus=4
-out=$ROOT/bench/out/cpufreq-$(date +%Y%m%d-%H%M%S)
-mkdir -p "$out"
+bench_out "cpufreq-"
 "$ROOT/tests/vm/boot.sh" --cpus $cpus --memory 2G --out "$out" -- \
 	bash "$ROOT/bench/cpufreq_guest.sh" "$rounds" "$ROOT/target/release/scx_cadence" "${policies[@]}"
 
-date=$(date +%Y-%m-%d)
-commit=$(git -C "$ROOT" rev-parse --short HEAD)
-result=$ROOT/bench/results/$date-$commit-cpufreq.md
+result_file "-cpufreq"
 {
 	echo "# scx_cadence cpufreq requests with and without the deadband, $date"
 	echo
 	echo "Commit $commit, $rounds rounds, policies interleaved (order rotated each round) in one boot."
 	echo
-	echo "- Host: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)),"
-	# shellcheck source=/dev/null # the machine's file, not ours
-	echo "  $(. /etc/os-release && echo "$PRETTY_NAME"), kernel $(uname -r)."
-	echo "- Guest: QEMU TCG on one host thread, $cpus vCPUs, Debian kernel $SCX_CADENCE_KERNEL_VERSION."
+	describe_machines "$cpus"
 	echo "- Frequency model (bench/freq_model.py, injected through --test-freq-inject 1000):"
 	echo "  every CPU at freq_max (1000 MHz) for 200 ms, then at 500 MHz for 200 ms, repeated."
 	echo "  fmin for the floor: 400 MHz (cpufreq.min_mhz; the VM has no cpufreq)."
@@ -53,6 +45,4 @@ result=$ROOT/bench/results/$date-$commit-cpufreq.md
 	echo "  and balanced itself (floor, band 32, interval 2 ms, hold 8 ms)."
 	echo
 	python3 "$ROOT/bench/summarize_cpufreq.py" "$out/cpufreq.csv"
-} >"$result"
-cat "$result"
-echo "bench: written to $result"
+} | publish_result

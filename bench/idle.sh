@@ -21,18 +21,16 @@
 # Needs root on the host for the replays. No assertions: it prints numbers.
 set -euo pipefail
 
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-CACHE=${SCX_CADENCE_CACHE:-$ROOT/.cache}
 seconds=${1:-3}
 rounds=${2:-3}
 # shellcheck source=bench/lib.sh
-. "$ROOT/bench/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 check_count "bench/idle.sh" "$seconds"
 check_count "bench/idle.sh" "$rounds"
 bench_setup
 sched=$ROOT/target/release/scx_cadence
 
-out=$ROOT/bench/out/idle-$(date +%Y%m%d-%H%M%S)
+bench_out idle-
 mkdir -p "$out/replay"
 declare -A tables=(
 	[intel]=$ROOT/docs/idle-states/intel-skylake-sp.txt
@@ -56,9 +54,7 @@ for trace in periodic bimodal changing alternating markov timer timer_irq wakeup
 	done
 done
 
-date=$(date +%Y-%m-%d)
-commit=$(git -C "$ROOT" rev-parse --short HEAD)
-result=$ROOT/bench/results/$date-$commit-idle.md
+result_file "-idle"
 {
 	echo "# Idle-state prediction: teo, seed and per_choice, $date"
 	echo
@@ -72,6 +68,4 @@ result=$ROOT/bench/results/$date-$commit-idle.md
 	echo "  learned when the recording began; with POWER9's (7 states, not 4) it starts fresh."
 	echo
 	python3 -B "$ROOT/bench/summarize_idle.py" "$out"
-} >"$result"
-cat "$result"
-echo "bench: written to $result"
+} | publish_result

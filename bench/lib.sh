@@ -1,6 +1,12 @@
 # shellcheck shell=bash
-# Sourced by the bench scripts (run.sh, cpufreq.sh, placement.sh), which
-# set ROOT and CACHE first.
+# Sourced by the host side of every bench (run.sh, wakeup.sh, cpufreq.sh,
+# placement.sh, idle.sh, pipe_cost.sh, ab.sh): the checkout, the cache, the
+# builds and the result file they share.
+
+# The checkout this file is in, and the cache of downloads and builds
+# (tests/vm/setup.sh's; SCX_CADENCE_CACHE moves it).
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+CACHE=${SCX_CADENCE_CACHE:-$ROOT/.cache}
 
 # check_count SCRIPT VALUE: VALUE must be a positive whole number (a count
 # of rounds or seconds); else one line and exit 2.
@@ -21,6 +27,39 @@ bench_setup() {
 	# shellcheck source=/dev/null
 	. "$CACHE/env"
 	cargo build --release --locked --manifest-path "$ROOT/Cargo.toml" 2>&1 | tail -n 1
+}
+
+# bench_out NAME: a new output folder bench/out/NAME<date-time> in $out, for
+# the VM's logs and the raw figures (ignored by git).
+bench_out() {
+	out=$ROOT/bench/out/$1$(date +%Y%m%d-%H%M%S)
+	mkdir -p "$out"
+}
+
+# result_file SUFFIX: $result, bench/results/<date>-<commit>SUFFIX.md, one
+# file per date and commit so that a later run never overwrites a recorded
+# one; $date and $commit for its text.
+result_file() {
+	date=$(date +%Y-%m-%d)
+	commit=$(git -C "$ROOT" rev-parse --short HEAD)
+	result=$ROOT/bench/results/$date-$commit$1.md
+}
+
+# describe_machines CPUS: the result file's lines on the host and on a guest
+# of CPUS vCPUs and 2 GiB (tests/vm/boot.sh --memory 2G), as markdown items.
+describe_machines() {
+	echo "- Host: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)),"
+	# shellcheck source=/dev/null # the machine's file, not ours
+	echo "  $(free -g | awk '/Mem:/ { print $2 }') GiB, $(. /etc/os-release && echo "$PRETTY_NAME"), kernel $(uname -r)."
+	echo "- Guest: QEMU TCG on one host thread (no KVM), $1 vCPUs, 2 GiB, Debian kernel $SCX_CADENCE_KERNEL_VERSION,"
+	echo "  virtme-ng with the host's root file system."
+}
+
+# publish_result: writes its input to $result and shows it.
+publish_result() {
+	cat >"$result"
+	cat "$result"
+	echo "bench: written to $result"
 }
 
 # build_commit COMMIT DIR: builds scx_cadence as it was at COMMIT into DIR

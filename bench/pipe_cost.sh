@@ -9,11 +9,9 @@
 #   bench/pipe_cost.sh [ROUNDS]    (default 3)
 set -euo pipefail
 
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-CACHE=${SCX_CADENCE_CACHE:-$ROOT/.cache}
 rounds=${1:-3}
 # shellcheck source=bench/lib.sh
-. "$ROOT/bench/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 check_count "bench/pipe_cost.sh" "$rounds"
 bench_setup
 build_floor
@@ -21,8 +19,7 @@ install_bpfland
 install_lavd
 build_base
 
-out=$ROOT/bench/out/pipe-$(date +%Y%m%d-%H%M%S)
-mkdir -p "$out"
+bench_out "pipe-"
 "$ROOT/tests/vm/boot.sh" --cpus 4 --memory 2G --out "$out" -- \
 	bash "$ROOT/bench/pipe_guest.sh" "$rounds" eevdf \
 	"scx_cadence=$ROOT/target/release/scx_cadence" \

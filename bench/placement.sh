@@ -10,24 +10,19 @@
 #   bench/placement.sh [SECONDS]    (per run; default 10)
 set -euo pipefail
 
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-CACHE=${SCX_CADENCE_CACHE:-$ROOT/.cache}
 seconds=${1:-10}
 # shellcheck source=bench/lib.sh
-. "$ROOT/bench/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 check_count "bench/placement.sh" "$seconds"
 bench_setup
 install_bpfland
 
-out=$ROOT/bench/out/placement-$(date +%Y%m%d-%H%M%S)
-mkdir -p "$out"
+bench_out "placement-"
 "$ROOT/tests/vm/boot.sh" --cpus 8 --smp 1,2,4 --memory 2G --out "$out" -- \
 	bash "$ROOT/bench/placement_guest.sh" "$seconds" eevdf \
 	"scx_cadence=$ROOT/target/release/scx_cadence" "scx_bpfland=$BPFLAND"
 
-date=$(date +%Y-%m-%d)
-commit=$(git -C "$ROOT" rev-parse --short HEAD)
-result=$ROOT/bench/results/$date-$commit-placement.md
+result_file "-placement"
 {
 	echo "# Placement over small cores: EEVDF, scx_cadence, scx_bpfland, $date"
 	echo
@@ -43,6 +38,4 @@ result=$ROOT/bench/results/$date-$commit-placement.md
 	echo "  (QEMU gives each thread its own L1, so to scx_cadence these are big cores)."
 	echo
 	python3 "$ROOT/bench/summarize_placement.py" "$out/placement.jsonl"
-} >"$result"
-cat "$result"
-echo "bench: written to $result"
+} | publish_result

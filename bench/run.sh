@@ -9,11 +9,9 @@
 # which is why every scheduler runs in the same boot, interleaved.
 set -euo pipefail
 
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-CACHE=${SCX_CADENCE_CACHE:-$ROOT/.cache}
 rounds=${1:-5}
 # shellcheck source=bench/lib.sh
-. "$ROOT/bench/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 check_count "bench/run.sh" "$rounds"
 bench_setup
 build_floor
@@ -26,8 +24,7 @@ bpfland=$BPFLAND
 build_base
 
 cpus=4
-out=$ROOT/bench/out/$(date +%Y%m%d-%H%M%S)
-mkdir -p "$out"
+bench_out ""
 "$ROOT/tests/vm/boot.sh" --cpus $cpus --memory 2G --out "$out" -- \
 	bash "$ROOT/bench/guest.sh" "$rounds" eevdf \
 	"scx_cadence=$ROOT/target/release/scx_cadence" \
@@ -38,20 +35,14 @@ mkdir -p "$out"
 	"scx_lavd=$LAVD" \
 	"scx_floor=$FLOOR"
 
-date=$(date +%Y-%m-%d)
-# One file per date and commit: a later run never overwrites a recorded one.
-result=$ROOT/bench/results/$date-$(git -C "$ROOT" rev-parse --short HEAD).md
+result_file ""
 {
 	echo "# scx_cadence benchmarks, $date"
 	echo
-	echo "Commit $(git -C "$ROOT" rev-parse --short HEAD), $rounds rounds, schedulers interleaved"
+	echo "Commit $commit, $rounds rounds, schedulers interleaved"
 	echo "(order rotated each round) in one boot."
 	echo
-	echo "- Host: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)),"
-	# shellcheck source=/dev/null # the machine's file, not ours
-	echo "  $(free -g | awk '/Mem:/ { print $2 }') GiB, $(. /etc/os-release && echo "$PRETTY_NAME"), kernel $(uname -r)."
-	echo "- Guest: QEMU TCG on one host thread (no KVM), $cpus vCPUs, 2 GiB, Debian kernel $SCX_CADENCE_KERNEL_VERSION,"
-	echo "  virtme-ng with the host's root file system."
+	describe_machines "$cpus"
 	echo "- Peers: scx_bpfland $BPFLAND_VERSION and scx_lavd $LAVD_VERSION from crates.io, default options;"
 	echo "  scx_cadence_nolat is this scx_cadence with latency.wakeup_preempt, latency.sync_wakeup and latency.slice_timer_us off;"
 	echo "  scx_cadence_timer is this scx_cadence with latency.slice_timer_us = 500 (every preset leaves it off);"
@@ -61,6 +52,4 @@ result=$ROOT/bench/results/$date-$(git -C "$ROOT" rev-parse --short HEAD).md
 	echo "Medians; in parentheses the ratio to EEVDF's median (lower is better)."
 	echo
 	python3 "$ROOT/bench/summarize.py" "$out/raw.csv" "$out/bpf.csv"
-} >"$result"
-cat "$result"
-echo "bench: written to $result"
+} | publish_result

@@ -13,11 +13,9 @@
 # four run in the same boot, interleaved.
 set -euo pipefail
 
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-CACHE=${SCX_CADENCE_CACHE:-$ROOT/.cache}
 rounds=${1:-5}
 # shellcheck source=bench/lib.sh
-. "$ROOT/bench/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 check_count "bench/wakeup.sh" "$rounds"
 bench_setup
 build_wakelat
@@ -25,26 +23,21 @@ install_bpfland
 install_lavd
 
 cpus=4
-out=$ROOT/bench/out/wakeup-$(date +%Y%m%d-%H%M%S)
-mkdir -p "$out"
+bench_out "wakeup-"
 "$ROOT/tests/vm/boot.sh" --cpus $cpus --memory 2G --out "$out" -- \
 	bash "$ROOT/bench/guest.sh" "$rounds" --latency eevdf \
 	"scx_cadence=$ROOT/target/release/scx_cadence" \
 	"scx_bpfland=$BPFLAND" \
 	"scx_lavd=$LAVD"
 
-date=$(date +%Y-%m-%d)
-result=$ROOT/bench/results/$date-$(git -C "$ROOT" rev-parse --short HEAD)-wakeup.md
+result_file "-wakeup"
 {
 	echo "# Wake-to-run delays, $date"
 	echo
-	echo "Commit $(git -C "$ROOT" rev-parse --short HEAD), $rounds rounds, schedulers interleaved"
+	echo "Commit $commit, $rounds rounds, schedulers interleaved"
 	echo "(order rotated each round) in one boot (bench/wakeup.sh)."
 	echo
-	echo "- Host: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)),"
-	# shellcheck source=/dev/null # the machine's file, not ours
-	echo "  $(free -g | awk '/Mem:/ { print $2 }') GiB, $(. /etc/os-release && echo "$PRETTY_NAME"), kernel $(uname -r)."
-	echo "- Guest: QEMU TCG on one host thread (no KVM), $cpus vCPUs, 2 GiB, Debian kernel $SCX_CADENCE_KERNEL_VERSION."
+	describe_machines "$cpus"
 	echo "- Peers: scx_bpfland $BPFLAND_VERSION and scx_lavd $LAVD_VERSION from crates.io, default options;"
 	echo "  scx_cadence runs with the Intel idle-state table (docs/idle-states), so its idle learner is on."
 	echo "- wake-to-run: from sched_waking to the sched_switch that runs a cyclictest thread"
@@ -53,6 +46,4 @@ result=$ROOT/bench/results/$date-$(git -C "$ROOT" rev-parse --short HEAD)-wakeup
 	echo "Medians of the rounds; in parentheses the ratio to EEVDF's median (lower is better)."
 	echo
 	python3 "$ROOT/bench/summarize.py" "$out/raw.csv" "$out/bpf.csv"
-} >"$result"
-cat "$result"
-echo "bench: written to $result"
+} | publish_result
