@@ -46,7 +46,7 @@ use crate::stats::Format;
 ///
 /// Without a subcommand it runs the scheduler until SIGINT or SIGTERM; the
 /// kernel falls back to its default scheduler when it exits. SIGHUP reloads
-/// the policy file.
+/// the policy file and applies --set and --freq-max again.
 #[derive(Debug, Parser)]
 #[command(name = "scx_cadence", version, args_conflicts_with_subcommands = true)]
 pub struct Opts {
@@ -327,16 +327,10 @@ fn install_sighup(stop_on_hup: SigId) -> Result<()> {
 
 /// The policy to start with: --policy, then each --set, then --freq-max.
 fn starting_policy(opts: &RunOpts) -> Result<policy::Named> {
-    let named = policy::Named::load(&opts.policy)?;
-    let mut named = if opts.assignments.is_empty() {
-        named
-    } else {
-        named.edited(&opts.assignments).context("--set")?
-    };
-    if let Some(choice) = opts.freq_max {
-        named = named.with_freq_max(choice);
-    }
-    Ok(named)
+    policy::Named::load(&opts.policy)?.with_start_edits(&policy::StartEdits {
+        assignments: opts.assignments.clone(),
+        freq_max: opts.freq_max,
+    })
 }
 
 /// clap's parser for --freq-max: the policy's own spelling rules.

@@ -49,7 +49,19 @@ pub enum Source {
 pub struct Named {
     pub name: String,
     pub source: Source,
+    /// What the command line changed at start: SIGHUP makes it again.
+    pub start_edits: StartEdits,
     pub policy: Policy,
+}
+
+/// The command line's changes to the starting policy (--set, --freq-max).
+/// SIGHUP reloads the source and makes them again, as the command line
+/// still stands (a service's `systemctl reload`); `ctl set` edits are
+/// dropped, and `ctl switch` starts a policy without them.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StartEdits {
+    pub assignments: Vec<String>,
+    pub freq_max: Option<FreqMax>,
 }
 
 fn preset_text(name: &str) -> Option<&'static str> {
@@ -145,6 +157,7 @@ impl Named {
         Ok(Self {
             name: arg.to_string(),
             source: Source::Preset(arg.to_string()),
+            start_edits: StartEdits::default(),
             policy: Policy::parse(text).expect("presets are valid"),
         })
     }
@@ -167,20 +180,37 @@ impl Named {
         Ok(Self {
             name,
             source: Source::File(path.to_path_buf()),
+            start_edits: StartEdits::default(),
             policy,
         })
     }
 
     /// This policy with `key=value` @assignments applied. It keeps its
-    /// source, so SIGHUP reloads that and drops the edits; its name gets a
-    /// `*` to show it differs from the source.
+    /// source and start edits, so SIGHUP reloads those and drops these
+    /// edits; its name gets a `*` to show it differs from the source.
     pub fn edited<S: AsRef<str>>(&self, assignments: &[S]) -> Result<Self> {
         let policy = self.policy.with_assignments(assignments)?;
         Ok(Self {
             name: self.edited_name(),
             source: self.source.clone(),
+            start_edits: self.start_edits.clone(),
             policy,
         })
+    }
+
+    /// This policy with the command line's @edits made (--set, then
+    /// --freq-max) and kept for SIGHUP.
+    pub fn with_start_edits(&self, edits: &StartEdits) -> Result<Self> {
+        let mut next = if edits.assignments.is_empty() {
+            self.clone()
+        } else {
+            self.edited(&edits.assignments).context("--set")?
+        };
+        if let Some(choice) = edits.freq_max {
+            next = next.with_freq_max(choice);
+        }
+        next.start_edits = edits.clone();
+        Ok(next)
     }
 
     /// This policy with freq.max set to @choice (`--freq-max`), marked as
@@ -198,12 +228,14 @@ impl Named {
         format!("{}*", self.name.trim_end_matches('*'))
     }
 
-    /// Loads the policy again from where it came from (SIGHUP).
+    /// Loads the policy again from where it came from, with the start
+    /// edits made again (SIGHUP).
     pub fn reload(&self) -> Result<Self> {
-        match &self.source {
+        let source = match &self.source {
             Source::Preset(name) => Self::load(name),
             Source::File(path) => Self::from_file(path),
-        }
+        }?;
+        source.with_start_edits(&self.start_edits)
     }
 }
 

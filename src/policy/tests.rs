@@ -388,6 +388,43 @@ fn edits_keep_the_source_and_mark_the_name_once() {
     );
 }
 
+/// SIGHUP after a start with --set and --freq-max: the file is read again
+/// and the command line's edits made again; a `ctl set` edit made since is
+/// dropped; a bad file is refused whole.
+#[test]
+fn reload_makes_the_start_edits_again_and_drops_ctl_edits() {
+    let dir = std::env::temp_dir().join(format!("scx_cadence-reload-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("quiet.toml");
+    std::fs::write(&path, "[slice]\nmax_us = 6000\nlag_us = 1000\n").unwrap();
+    let edits = StartEdits {
+        assignments: vec!["slice.lag_us=2000".into()],
+        freq_max: Some(FreqMax::Base),
+    };
+    let started = Named::load(path.to_str().unwrap())
+        .unwrap()
+        .with_start_edits(&edits)
+        .unwrap();
+    let ctl = started.edited(&["slice.min_us=500"]).unwrap();
+    std::fs::write(&path, "[slice]\nmax_us = 7000\nlag_us = 1000\n").unwrap();
+    let reloaded = ctl.reload().unwrap();
+    assert_eq!(reloaded.name, "quiet*");
+    assert_eq!(
+        (
+            reloaded.policy.slice.max_us,
+            reloaded.policy.slice.lag_us,
+            reloaded.policy.slice.min_us,
+            reloaded.policy.freq.max
+        ),
+        (7000, 2000, 250, FreqMax::Base),
+        "the file's 7000, --set's 2000, balanced's 250 (ctl's 500 dropped), --freq-max's base"
+    );
+    assert_eq!(reloaded.start_edits, edits);
+    std::fs::write(&path, "[slice]\nmax_us = 200000\n").unwrap();
+    assert!(reloaded.reload().is_err());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn freq_max_is_checked_by_spelling_and_normalized() {
     let p = Named::load("balanced").unwrap().policy;

@@ -11,7 +11,7 @@ use anyhow::Result;
 use crossbeam::channel::select;
 use libbpf_rs::MapCore;
 use log::{info, warn};
-use scx_utils::{UserExitInfo, uei_exited, uei_report};
+use scx_utils::{ScxExitKind, UserExitInfo, uei_report};
 
 use super::{Events, Scheduler};
 use crate::bpf_intf;
@@ -145,7 +145,7 @@ impl Scheduler<'_> {
     }
 
     fn exited(&mut self) -> bool {
-        uei_exited!(&self.skel, uei)
+        self.exit_kind() != 0
     }
 
     /// Serves stats and control requests until a signal or the kernel ends
@@ -189,7 +189,27 @@ impl Scheduler<'_> {
             self.qos_tick(live);
         }
         self.struct_ops.take();
+        // SysRq-S is an operator asking for the kernel's default scheduler:
+        // a stop as deliberate as SIGTERM, so it exits 0 and a service
+        // manager does not restart it (docs/install.md). scx_utils reports
+        // it as an error.
+        if self.exit_kind() == ScxExitKind::SysRq as i32 {
+            info!("EXIT: the kernel switched back to its default scheduler on SysRq-S");
+            return Ok(UserExitInfo::default());
+        }
         uei_report!(&self.skel, uei)
+    }
+
+    /// The kernel's exit kind (enum scx_exit_kind), 0 while attached.
+    fn exit_kind(&self) -> i32 {
+        let data = self
+            .skel
+            .maps
+            .data_data
+            .as_ref()
+            .expect("the skeleton has .data");
+        // ops.exit() writes it (UEI_RECORD), in the kernel's context.
+        unsafe { std::ptr::read_volatile(&data.uei.kind) }
     }
 }
 

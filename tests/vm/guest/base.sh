@@ -92,6 +92,64 @@ case_sigterm() {
 	wait_state disabled 5 || fail "state is $(sched_state) after SIGTERM"
 }
 
+# The systemd unit (docs/systemd/), run as written: the guest has no
+# systemd, so unit_argv.py expands its lines as systemd.service(5) says,
+# and the build under test stands in for /usr/local/bin/scx_cadence.
+# ExecStart with the shipped default file given a preset and flags: the
+# policy in force is that preset with those flags. ExecReload: still
+# attached, the policy reloaded with the flags' edits. SIGTERM (the unit sets no KillSignal=):
+# exit 0, back to EEVDF. Without the default file, the unit's own
+# Environment= gives balanced; SysRq-S, an operator's stop, exits 0 too,
+# so Restart=on-failure does not attach it again.
+case_service_unit_runs_as_written() {
+	local unit=$VM_ROOT/docs/systemd/scx_cadence.service env=$VM_OUT/scx_cadence.default
+	local log=$VM_OUT/service.sched.log argv seq gen rc
+	grep -q '^KillSignal=' "$unit" && fail "the unit sets KillSignal=; the case sends SIGTERM" && return 1
+	sed -e 's/^SCX_CADENCE_POLICY=.*/SCX_CADENCE_POLICY=powersave/' \
+		-e 's/^SCX_CADENCE_FLAGS=.*/SCX_CADENCE_FLAGS=--set slice.max_us=5000 --stall-timeout-ms 20000/' \
+		"$VM_ROOT/docs/systemd/scx_cadence.default" >"$env"
+	mapfile -d '' argv < <(python3 "$GUEST/unit_argv.py" "$unit" ExecStart "$env")
+	echo "ExecStart: ${argv[*]}"
+	[ "${argv[0]}" = /usr/local/bin/scx_cadence ] || fail "ExecStart runs ${argv[0]}" || return 1
+	start_sched "$log" "${argv[@]:1}" || return 1
+	seq=$(enable_seq)
+	"$SCHED" ctl get >"$VM_OUT/service.policy" || fail "ctl get failed" || return 1
+	grep -q '^generation [0-9]* policy powersave\*$' "$VM_OUT/service.policy" ||
+		fail "policy in force: $(head -n 1 "$VM_OUT/service.policy")" || return 1
+	grep -q '^max_us = 5000$' "$VM_OUT/service.policy" || fail "slice.max_us=5000 not in force" || return 1
+
+	mapfile -d '' argv < <(python3 "$GUEST/unit_argv.py" "$unit" ExecReload "$env" "$SCHED_PID")
+	echo "ExecReload: ${argv[*]}"
+	gen=$(bpf_generation)
+	"${argv[@]}" || fail "ExecReload failed" || return 1
+	for _ in 1 2 3 4 5 6 7 8 9 10; do
+		[ "$(bpf_generation)" = $((gen + 1)) ] && break
+		sleep 1
+	done
+	[ "$(bpf_generation)" = $((gen + 1)) ] || fail "ExecReload did not reload: $(tail -n 2 "$log")" || return 1
+	# The reload read the preset again and made the flags' --set again.
+	"$SCHED" ctl get | grep -q '^max_us = 5000$' || fail "slice.max_us=5000 lost on reload" || return 1
+	[ "$(sched_state)" = enabled ] && [ "$(enable_seq)" = "$seq" ] ||
+		fail "not attached as before the reload: $(sched_state)" || return 1
+
+	kill -TERM "$SCHED_PID"
+	wait "$SCHED_PID"
+	rc=$?
+	[ $rc -eq 0 ] || fail "exit code $rc after SIGTERM" || return 1
+	wait_state disabled 5 || fail "state is $(sched_state) after SIGTERM" || return 1
+
+	mapfile -d '' argv < <(python3 "$GUEST/unit_argv.py" "$unit" ExecStart -)
+	echo "ExecStart without the default file: ${argv[*]}"
+	[ "${argv[*]}" = "/usr/local/bin/scx_cadence --policy balanced" ] ||
+		fail "without the default file: ${argv[*]}" || return 1
+	start_sched "$VM_OUT/service2.sched.log" "${argv[@]:1}" || return 1
+	echo S >/proc/sysrq-trigger
+	wait "$SCHED_PID"
+	rc=$?
+	[ $rc -eq 0 ] || fail "exit code $rc after SysRq-S: $(tail -n 1 "$VM_OUT/service2.sched.log")" || return 1
+	grep -q 'SysRq-S' "$VM_OUT/service2.sched.log" || fail "SysRq-S not logged: $(tail -n 2 "$VM_OUT/service2.sched.log")"
+}
+
 # (d) kill -9 of the loader: the kernel falls back to EEVDF by itself, and
 # work started afterwards completes.
 case_kill9() {
