@@ -28,6 +28,7 @@ rounds=${2:-3}
 check_count "bench/idle.sh" "$seconds"
 check_count "bench/idle.sh" "$rounds"
 bench_setup
+install_plotting
 sched=$ROOT/target/release/scx_cadence
 
 bench_out idle-
@@ -68,4 +69,7 @@ result_file "-idle"
 	echo "  learned when the recording began; with POWER9's (7 states, not 4) it starts fresh."
 	echo
 	python3 -B "$ROOT/bench/summarize_idle.py" "$out"
+	echo
+	"$PLOT_PYTHON" -B "$ROOT/bench/plot.py" idle "$out" "${result%.md}.png"
+	echo "![Idle-state predictions]($(basename "${result%.md}.png"))"
 } | publish_result

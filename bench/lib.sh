@@ -55,6 +55,30 @@ describe_machines() {
 	echo "  virtme-ng with the host's root file system."
 }
 
+# Debian's own Python, which python3-matplotlib installs into: bench/plot.py
+# runs on it, not on the venv first on PATH (tests/vm/setup.sh's, for
+# virtme-ng).
+PLOT_PYTHON=/usr/bin/python3
+
+# install_plotting: Debian's matplotlib for bench/plot.py, once (the tests
+# do not need it).
+install_plotting() {
+	"$PLOT_PYTHON" -c 'import matplotlib' 2>/dev/null && return 0
+	echo "bench: apt-get install python3-matplotlib (once)"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q python3-matplotlib >/dev/null 2>&1 || {
+		apt-get update -q >/dev/null
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -q python3-matplotlib >/dev/null
+	}
+}
+
+# plot_ratios TITLE: bench/plot.py's figure of $out/raw.csv beside $result
+# (the same name, .png), and the markdown line that shows it.
+plot_ratios() {
+	local png=${result%.md}.png
+	"$PLOT_PYTHON" "$ROOT/bench/plot.py" ratios "$out/raw.csv" "$png" "$1"
+	echo "![$1]($(basename "$png"))"
+}
+
 # publish_result: writes its input to $result and shows it.
 publish_result() {
 	cat >"$result"

@@ -14,6 +14,7 @@ rounds=${1:-5}
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 check_count "bench/run.sh" "$rounds"
 bench_setup
+install_plotting
 build_floor
 build_wakelat
 install_bpfland
@@ -52,4 +53,6 @@ result_file ""
 	echo "Medians; in parentheses the ratio to EEVDF's median (lower is better)."
 	echo
 	python3 "$ROOT/bench/summarize.py" "$out/raw.csv" "$out/bpf.csv"
+	echo
+	plot_ratios "bench/run.sh at $commit: ratios to EEVDF, $rounds rounds in one boot"
 } | publish_result

@@ -18,6 +18,7 @@ rounds=${1:-5}
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 check_count "bench/wakeup.sh" "$rounds"
 bench_setup
+install_plotting
 build_wakelat
 install_bpfland
 install_lavd
@@ -46,4 +47,6 @@ result_file "-wakeup"
 	echo "Medians of the rounds; in parentheses the ratio to EEVDF's median (lower is better)."
 	echo
 	python3 "$ROOT/bench/summarize.py" "$out/raw.csv" "$out/bpf.csv"
+	echo
+	plot_ratios "bench/wakeup.sh at $commit: ratios to EEVDF, $rounds rounds in one boot"
 } | publish_result
