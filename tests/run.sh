@@ -47,7 +47,7 @@ for crate in floor wakelat; do
 done
 # Every shell script; -x follows the `# shellcheck source=` paths, which
 # are relative to the repository root.
-shellcheck -x .ci/run tests/*.sh tests/vm/*.sh tests/vm/guest/*.sh bench/*.sh
+shellcheck -x .ci/run tests/*.sh tests/vm/*.sh tests/vm/guest/*.sh bench/*.sh bench/hw/*.sh
 
 echo "== host tests"
 # As root the BPF test programs load; were they to skip (no CAP_BPF), this
