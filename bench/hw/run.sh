@@ -80,28 +80,21 @@ n=$(nproc)
 meter() { python3 "$HW/meter.py" "$@"; }
 meter sources | tee "$out/sources.txt"
 
-# The workloads' sizes: a run of each takes seconds to a minute on a
-# laptop; --dry-run only checks that every step works.
-if [ -n "$dry" ]; then
-	HACK_ARGS=(-g 2 -l 50)
-	LIGHT_S=2
-	BURSTS=1
-	BURST_LOOPS=20000
-	IDLE_S=2
-	CYC_S=2
-else
-	# hackbench: 8 groups of 20 senders and 20 receivers, 2000 messages each.
-	HACK_ARGS=(-g 8 -l 2000)
-	# Light periodic load: a stress-ng worker per CPU busy 10% of each 100 ms.
-	LIGHT_S=30
-	# Compile-like: 8 bursts of 2 short processes per CPU, each a fixed loop.
-	BURSTS=8
-	BURST_LOOPS=3000000
-	# An idle period: what the machine spends doing nothing.
-	IDLE_S=30
-	# cyclictest, a thread per CPU every 1 ms, beside one steady hackbench.
-	CYC_S=20
-fi
+# The workloads' sizes, each `size DRY REAL`: a real run of each takes
+# seconds to a minute on a laptop; --dry-run only checks that every step
+# works.
+size() { if [ -n "$dry" ]; then echo "$1"; else echo "$2"; fi; }
+# hackbench: groups of 20 senders and 20 receivers, messages each.
+HACK_ARGS=(-g "$(size 2 8)" -l "$(size 50 2000)")
+# Light periodic load: a stress-ng worker per CPU busy 10% of each 100 ms, s.
+LIGHT_S=$(size 2 30)
+# Compile-like: bursts of 2 short processes per CPU, each a fixed loop.
+BURSTS=$(size 1 8)
+BURST_LOOPS=$(size 20000 3000000)
+# An idle period, s: what the machine spends doing nothing.
+IDLE_S=$(size 2 30)
+# cyclictest, a thread per CPU every 1 ms beside one steady hackbench, s.
+CYC_S=$(size 2 20)
 
 # The schedulers: EEVDF with whatever governor the machine runs, and
 # scx_cadence with each preset.
