@@ -4,11 +4,10 @@ Debian's python3-matplotlib; bench/lib.sh's install_plotting).
 
     plot.py ratios RAW_CSV PNG TITLE
         bench/guest.sh's raw CSV (bench/run.sh, bench/wakeup.sh) or
-        bench/hw/run.sh's: for each
-        metric, each scheduler's ratio to EEVDF's median of the same run, its
-        median as a bar and each round's value over EEVDF's median as a dot,
-        so the spread shows beside the median. Log scale: 0.5x and 2x are as
-        far from 1x.
+        bench/hw/run.sh's: for each metric, each scheduler's ratio to
+        EEVDF's median of the same run, its median as a bar and each round's
+        value over EEVDF's median as a dot, so the spread shows beside the
+        median. Log scale: 0.5x and 2x are as far from 1x.
     plot.py idle OUT_DIR PNG
         bench/idle.sh's replays (summarize_idle.py's input): per trace and
         state table, how teo, seed 003 and per_choice (heaviest pick, the

@@ -21,19 +21,17 @@
 set -euo pipefail
 
 HW=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-ROOT=$(cd "$HW/../.." && pwd)
+# ROOT, the count check, the result file and the figure, as the VM benches
+# have them (nothing of their VM setup runs here).
+# shellcheck source=bench/lib.sh
+. "$HW/../lib.sh"
 dry=""
 if [ "${1:-}" = --dry-run ]; then
 	dry=1
 	shift
 fi
 rounds=${1:-5}
-case $rounds in
-'' | *[!0-9]* | 0)
-	echo "bench/hw/run.sh: '$rounds' is not a positive whole number of rounds" >&2
-	exit 2
-	;;
-esac
+check_count "bench/hw/run.sh" "$rounds"
 if [ "$(id -u)" -ne 0 ]; then
 	echo "bench/hw/run.sh: needs root (sched_ext, RAPL's energy counters, cpuidle)" >&2
 	exit 2
@@ -217,9 +215,7 @@ for round in $(seq "$rounds"); do
 	done
 done
 
-date=$(date +%Y-%m-%d)
-commit=$(git -C "$ROOT" rev-parse --short HEAD)
-result=$ROOT/bench/results/$date-$commit-hw.md
+result_file "-hw"
 [ -n "$dry" ] && result=$out/summary.md
 cp "$raw" "${result%.md}.csv"
 {
@@ -239,13 +235,10 @@ cp "$raw" "${result%.md}.csv"
 	echo
 	python3 "$HW/summarize.py" "$raw"
 	echo
-	# Debian's own Python, where python3-matplotlib goes (not a venv on PATH).
-	if /usr/bin/python3 -c 'import matplotlib' 2>/dev/null; then
-		/usr/bin/python3 "$ROOT/bench/plot.py" ratios "$raw" "${result%.md}.png" "scx_cadence's presets against EEVDF on $(hostname)"
-		echo "![ratios to EEVDF]($(basename "${result%.md}.png"))"
+	if "$PLOT_PYTHON" -c 'import matplotlib' 2>/dev/null; then
+		plot_ratios "scx_cadence's presets against EEVDF on $(hostname)"
 	else
 		echo "(no PNG: matplotlib is not installed; Debian: apt-get install python3-matplotlib)"
 	fi
-} >"$result"
-cat "$result"
-echo "bench/hw/run.sh: written to $result and ${result%.md}.csv"
+} | publish_result
+echo "bench/hw/run.sh: the raw figures in ${result%.md}.csv"
