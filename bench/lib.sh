@@ -71,11 +71,12 @@ install_plotting() {
 	}
 }
 
-# plot_ratios TITLE: bench/plot.py's figure of $out/raw.csv beside $result
-# (the same name, .png), and the markdown line that shows it.
+# plot_ratios TITLE [--all]: bench/plot.py's figure of $out/raw.csv beside
+# $result (the same name, .png), and the markdown line that shows it.
+# --all: every metric of the CSV, not only summarize.py's.
 plot_ratios() {
 	local png=${result%.md}.png
-	"$PLOT_PYTHON" "$ROOT/bench/plot.py" ratios "$out/raw.csv" "$png" "$1"
+	"$PLOT_PYTHON" "$ROOT/bench/plot.py" ratios "$out/raw.csv" "$png" "$@"
 	echo "![$1]($(basename "$png"))"
 }
 

@@ -2,9 +2,10 @@
 """Draws the benchmarks' figures as PNGs beside their markdown (matplotlib,
 Debian's python3-matplotlib; bench/lib.sh's install_plotting).
 
-    plot.py ratios RAW_CSV PNG TITLE
-        bench/guest.sh's raw CSV (bench/run.sh, bench/wakeup.sh) or
-        bench/hw/run.sh's: for each metric, each scheduler's ratio to
+    plot.py ratios RAW_CSV PNG TITLE [--all]
+        bench/guest.sh's raw CSV (bench/run.sh, bench/wakeup.sh): for each
+        of summarize.py's metrics, or with --all every metric of the CSV by
+        its own name (bench/hw/run.sh's), each scheduler's ratio to
         EEVDF's median of the same run, its median as a bar and each round's
         value over EEVDF's median as a dot, so the spread shows beside the
         median. Log scale: 0.5x and 2x are as far from 1x.
@@ -36,7 +37,7 @@ COLOURS = {
 }
 
 
-def ratios(raw_path, png, title):
+def ratios(raw_path, png, title, every):
     values = collections.defaultdict(list)
     scheds, seen = [], []
     for _round, sched, metric, value in read_rows(raw_path):
@@ -46,9 +47,7 @@ def ratios(raw_path, png, title):
             scheds.append(sched)
         if metric not in seen:
             seen.append(metric)
-    # summarize.py's metrics in its order; a CSV with none of them
-    # (bench/hw/run.sh's) has its own, by their names.
-    metrics = [m for m in METRICS if m in seen] or seen
+    metrics = seen if every else [m for m in METRICS if m in seen]
     metrics = [m for m in metrics if values.get((BASELINE, m))]
     metrics = [m for m in metrics if statistics.median(values[(BASELINE, m)]) > 0]
     height = 0.8 / max(len(scheds), 1)
@@ -67,7 +66,7 @@ def ratios(raw_path, png, title):
     ax.axvline(1.0, color="black", linewidth=0.8)
     ax.set_xscale("log")
     ax.set_yticks(range(len(metrics)))
-    ax.set_yticklabels([METRICS.get(m, m) for m in metrics], fontsize=7)
+    ax.set_yticklabels(metrics if every else [METRICS[m] for m in metrics], fontsize=7)
     ax.invert_yaxis()
     ax.set_xlabel(f"ratio to {BASELINE}'s median (bars: median; dots: rounds; lower is better)")
     ax.set_title(title, fontsize=9)
@@ -114,8 +113,8 @@ def idle(out, png):
 
 
 def main(argv):
-    if len(argv) == 5 and argv[1] == "ratios":
-        ratios(argv[2], argv[3], argv[4])
+    if len(argv) in (5, 6) and argv[1] == "ratios" and argv[5:] in ([], ["--all"]):
+        ratios(argv[2], argv[3], argv[4], argv[5:] == ["--all"])
     elif len(argv) == 4 and argv[1] == "idle":
         idle(argv[2], argv[3])
     else:

@@ -236,7 +236,8 @@ cp "$raw" "${result%.md}.csv"
 	python3 "$HW/summarize.py" "$raw"
 	echo
 	if "$PLOT_PYTHON" -c 'import matplotlib' 2>/dev/null; then
-		plot_ratios "scx_cadence's presets against EEVDF on $(hostname)"
+		# Its own metrics: some share summarize.py's names, not their loads.
+		plot_ratios "scx_cadence's presets against EEVDF on $(hostname)" --all
 	else
 		echo "(no PNG: matplotlib is not installed; Debian: apt-get install python3-matplotlib)"
 	fi
