@@ -31,6 +31,10 @@ done
 kernel_opt=${kernel:+--kernel $kernel}
 
 cargo build --release --locked --manifest-path "$ROOT/Cargo.toml" 2>&1 | tail -n 1
+# case_hw_kit_dry_run runs bench/hw/run.sh, which times wake-ups with
+# scx_wakelat (bench/wakelat): the guest has no cargo, so it is built here.
+cargo build --release --locked --manifest-path "$ROOT/bench/wakelat/Cargo.toml" \
+	--target-dir "$ROOT/target" 2>&1 | tail -n 1
 
 out=$ROOT/tests/vm/out/$(date +%Y%m%d-%H%M%S)${kernel:+-$kernel}
 mkdir -p "$out"
