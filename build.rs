@@ -1,8 +1,8 @@
 // Compiles bpf/'s units and links them into the scheduler's object
 // (OUT_DIR/bpf.bpf.o) and skeleton (OUT_DIR/bpf_skel.rs), the
-// test-only PELT, cpufreq, placement and deadline programs into
-// OUT_DIR/*_test_skel.rs, the idle learner's replay program into
-// OUT_DIR/idle_replay_skel.rs and the APERF/MPERF probe into
+// test-only PELT, placement, deadline and cgroup programs into
+// OUT_DIR/*_test_skel.rs, the idle learner's and the cpufreq target's replay
+// programs into OUT_DIR/{idle,cpufreq}_replay_skel.rs and the APERF/MPERF probe into
 // OUT_DIR/aperf_probe_skel.rs, and turns
 // bpf/intf.h into Rust bindings (OUT_DIR/bpf_intf.rs). scx_cargo ships the
 // sched_ext headers and vmlinux.h. It runs $BPF_CLANG (default `clang`),
@@ -69,12 +69,6 @@ fn main() {
         .enable_skel("bpf/pelt_test.bpf.c", "pelt_test")
         .build()
         .expect("building the BPF PELT test programs failed");
-    // The same for bpf/cpufreq_target.bpf.h, the cpufreq target and deadband.
-    scx_cargo::BpfBuilder::new()
-        .expect(NO_CLANG)
-        .enable_skel("bpf/cpufreq_test.bpf.c", "cpufreq_test")
-        .build()
-        .expect("building the BPF cpufreq test program failed");
     // And for bpf/place_search.bpf.h, the small-core placement search.
     scx_cargo::BpfBuilder::new()
         .expect(NO_CLANG)
@@ -108,4 +102,11 @@ fn main() {
         .enable_skel("bpf/idle_replay.bpf.c", "idle_replay")
         .build()
         .expect("building the BPF idle learner program failed");
+    // The same for the cpufreq target and deadband (bpf/cpufreq_target.bpf.h):
+    // what `scx_cadence cpufreq replay` runs, and the host tests with it.
+    scx_cargo::BpfBuilder::new()
+        .expect(NO_CLANG)
+        .enable_skel("bpf/cpufreq_replay.bpf.c", "cpufreq_replay")
+        .build()
+        .expect("building the BPF cpufreq replay program failed");
 }

@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Test-only BPF object: a SEC("syscall") program that runs
- * cpufreq_target.bpf.h, the code the scheduler runs in ops.running(),
- * ops.tick() and ops.update_idle(), on one CPU's evaluations given by user space through
- * BPF_PROG_TEST_RUN. It needs no sched_ext; the Rust tests (src/cpufreq/)
- * compare every verdict, target and counter with their reference.
+ * The cpufreq target and deadband (cpufreq_target.bpf.h) outside the
+ * scheduler: a SEC("syscall") program that runs one CPU's steps, in order,
+ * through the same code the scheduler runs in ops.running(), ops.tick()
+ * and ops.update_idle(), given by user space through BPF_PROG_TEST_RUN.
+ * `scx_cadence cpufreq replay` runs recorded traces through it, and the
+ * host tests (src/cpufreq/) compare it with their reference. It needs no
+ * sched_ext.
  */
-/* Not scx/common.bpf.h: these tests must load on hosts without sched_ext. */
+/* Not scx/common.bpf.h: this must load on hosts without sched_ext. */
 #include <vmlinux.h>
 #include <bpf/bpf_helpers.h>
 
@@ -19,50 +21,53 @@ char _license[] SEC("license") = "GPL";
  * The verifier allows only constant offsets into a syscall program's
  * context, so the run works on this copy and copies the results back.
  */
-struct cadence_cpufreq_test cpufreq_work;
+struct cadence_cpufreq_replay cpufreq_work;
 
-/* One evaluation; a bpf_loop() callback, so the verifier checks it once. */
+/* One step; a bpf_loop() callback, so the verifier checks it once. */
 static long cpufreq_step(u64 i, u64 *now)
 {
-	struct cadence_cpufreq_test *t = &cpufreq_work;
+	struct cadence_cpufreq_replay *r = &cpufreq_work;
 	struct cadence_cpufreq_step *s;
 
-	if (i >= CADENCE_CPUFREQ_TEST_STEPS)
+	if (i >= CADENCE_CPUFREQ_REPLAY_STEPS)
 		return 1;
-	s = &t->steps[i];
+	s = &r->steps[i];
 	*now += s->delta_ns;
 	if (s->idle)
-		t->verdict[i] = cpufreq_idle(&t->state, &t->policy);
+		r->verdict[i] = cpufreq_idle(&r->state, &r->policy);
 	else
-		t->verdict[i] = cpufreq_evaluate(&t->state, &t->policy, s->util, s->iowait, *now,
-						 t->tick_ns);
-	t->target[i] = t->state.target;
+		r->verdict[i] = cpufreq_evaluate(&r->state, &r->policy, s->util, s->iowait, *now,
+						 r->tick_ns);
+	r->target[i] = r->state.target;
+	/* cpufreq_idle() leaves util 0: the floor is what it asks for. */
+	r->want[i] = cpufreq_target(&r->policy, r->state.util);
 	return 0;
 }
 
 SEC("syscall")
-int cpufreq_run(struct cadence_cpufreq_test *ctx)
+int cpufreq_replay(struct cadence_cpufreq_replay *ctx)
 {
-	struct cadence_cpufreq_test *t = &cpufreq_work;
+	struct cadence_cpufreq_replay *r = &cpufreq_work;
 	u64 now;
 	u32 i;
 
-	if (bpf_probe_read_kernel(t, sizeof(*t), ctx)) {
+	if (bpf_probe_read_kernel(r, sizeof(*r), ctx)) {
 		ctx->error = -14;
 		return 0;
 	}
-	if (t->nr_steps > CADENCE_CPUFREQ_TEST_STEPS) {
+	if (r->nr_steps > CADENCE_CPUFREQ_REPLAY_STEPS) {
 		ctx->error = -22;
 		return 0;
 	}
-	now = t->start_ns;
-	bpf_loop(t->nr_steps, cpufreq_step, &now, 0);
+	now = r->start_ns;
+	bpf_loop(r->nr_steps, cpufreq_step, &now, 0);
 
-	ctx->state = t->state;
+	ctx->state = r->state;
 #pragma unroll
-	for (i = 0; i < CADENCE_CPUFREQ_TEST_STEPS; i++) {
-		ctx->verdict[i] = t->verdict[i];
-		ctx->target[i] = t->target[i];
+	for (i = 0; i < CADENCE_CPUFREQ_REPLAY_STEPS; i++) {
+		ctx->verdict[i] = r->verdict[i];
+		ctx->target[i] = r->target[i];
+		ctx->want[i] = r->want[i];
 	}
 	ctx->error = 0;
 	return 0;

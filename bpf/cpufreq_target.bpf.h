@@ -3,7 +3,7 @@
  * The cpufreq target of a CPU, and the deadband that decides whether
  * a new target is worth a request. Pure functions of the policy, the
  * CPU's state (struct cadence_cpu_cpufreq), its util and the time: no maps,
- * no kfuncs, so cpufreq_test.bpf.c runs this very code on the host, and
+ * no kfuncs, so cpufreq_replay.bpf.c runs this very code outside the scheduler, and
  * src/cpufreq/ checks it against a Rust reference.
  *
  * The target. From frequency-invariant util alone (seed 000, section 3):

@@ -2,7 +2,7 @@
 /*
  * cpufreq performance targets: the types and constants shared by BPF
  * (cpufreq_target.bpf.h, cpufreq.bpf.c), the syscall test program
- * (cpufreq_test.bpf.c) and the Rust loader, which sees them through bindgen
+ * (cpufreq_replay.bpf.c) and the Rust loader, which sees them through bindgen
  * via intf.h. Plain C only.
  */
 #ifndef __CADENCE_INTF_CPUFREQ_H
@@ -30,8 +30,11 @@ enum cadence_cpufreq_consts {
 	   last. */
 	CADENCE_CPUFREQ_HIST_SHIFT = 6,
 	CADENCE_CPUFREQ_HIST_BUCKETS = 16,
-	/* Steps one syscall test run replays (cpufreq_test.bpf.c). */
-	CADENCE_CPUFREQ_TEST_STEPS = 64,
+	/*
+	 * Steps one run of cpufreq_replay.bpf.c takes: its copy-back of each
+	 * per-step array stays an unrolled loop of constant offsets.
+	 */
+	CADENCE_CPUFREQ_REPLAY_STEPS = 64,
 };
 
 /* How a CPU's cpufreq target is chosen (the policy's cpufreq.mode). */
@@ -100,14 +103,99 @@ struct cadence_cpu_cpufreq {
 	u64 hist[CADENCE_CPUFREQ_HIST_BUCKETS];
 };
 
+/*
+ * `cpufreq record`: the ring buffer's two kinds of record, and the step
+ * kinds its counts are kept by.
+ */
+enum cadence_cpufreq_record_consts {
+	/* A CPU joins the recording: its state and the policy's knobs. */
+	CADENCE_CPUFREQ_EVENT_JOIN = 1,
+	/* One evaluation, or the CPU going idle, and its verdict. */
+	CADENCE_CPUFREQ_EVENT_STEP = 2,
+	/* Step kinds: cpufreq_evaluate() (busy) and cpufreq_idle(). */
+	CADENCE_CPUFREQ_STEP_BUSY = 0,
+	CADENCE_CPUFREQ_STEP_IDLE = 1,
+	CADENCE_CPUFREQ_STEP_KINDS = 2,
+	/* Verdicts: enum cadence_cpufreq_verdict's six. */
+	CADENCE_CPUFREQ_VERDICTS = 6,
+};
+
+/*
+ * The policy's fields cpufreq_target.bpf.h reads (struct cadence_policy's
+ * cpufreq_*), as a recording saw them.
+ */
+struct cadence_cpufreq_knobs {
+	u32 mode;
+	u32 headroom_pct;
+	u32 scale;
+	u32 floor_util;
+	u32 band;
+	u32 iowait_boost;
+	u64 interval_ns;
+	u64 down_hold_ns;
+};
+
+/*
+ * A CPU joins a recording, at its first step in it or at the first after a
+ * policy change: its state before that step, and the knobs it runs under.
+ */
+struct cadence_cpufreq_join {
+	u32 kind;
+	u32 cpu;
+	/* TICK_NSEC of the running kernel (the legacy boost's reset). */
+	u64 tick_ns;
+	struct cadence_cpufreq_knobs knobs;
+	struct cadence_cpu_cpufreq state;
+};
+
+/* One recorded step: its inputs, and what the scheduler decided. */
+struct cadence_cpufreq_event {
+	u32 kind;
+	u32 cpu;
+	/* scx_bpf_now() of the step. */
+	u64 now;
+	/* The CPU's util the evaluation saw (before any boost); 0 idle. */
+	u32 util;
+	/* 1: an iowait wake-up came (legacy boost only). */
+	u32 iowait;
+	/* 1: the CPU went idle (cpufreq_idle()); else an evaluation. */
+	u32 idle;
+	/* enum cadence_cpufreq_verdict. */
+	u32 verdict;
+	/* The target in force after the step. */
+	u32 target;
+	/* The CPU's frequency ratio then, 1024 = freq_max (0 idle: not read). */
+	u32 freq_scale;
+};
+
+/* The value of the per-CPU `cpufreq_record` map: this CPU in a recording. */
+struct cadence_cpufreq_record {
+	/* The recording generation this CPU joined (odd while recording). */
+	u64 record_gen;
+	/* The knobs of its last join: a change makes it join again. */
+	struct cadence_cpufreq_knobs knobs;
+	/* Records the full ring buffer refused. */
+	u64 drops;
+	/* Steps recorded in this generation, by kind and verdict. */
+	u64 n[CADENCE_CPUFREQ_STEP_KINDS][CADENCE_CPUFREQ_VERDICTS];
+};
+
+/*
+ * The value of the `cpufreq_ctl` map (one element), written by `cpufreq
+ * record`: each CPU joins at its next step while record_gen is odd.
+ */
+struct cadence_cpufreq_ctl {
+	u64 record_gen;
+};
+
 /* Test only: a util the cpufreq path reads instead of PELT (per CPU). */
 struct cadence_util_inject {
 	u64 util;
 };
 
 /*
- * One step of a syscall test run: @delta_ns pass, then an evaluation, or
- * the CPU goes idle.
+ * One step of a replay (cpufreq_replay.bpf.c): @delta_ns pass, then an
+ * evaluation, or the CPU goes idle.
  */
 struct cadence_cpufreq_step {
 	u64 delta_ns;
@@ -120,20 +208,24 @@ struct cadence_cpufreq_step {
 	u32 __pad;
 };
 
-/* The context of one cpufreq test run: the policy and steps in, verdicts out. */
-struct cadence_cpufreq_test {
+/* The context of one replay run: the policy and steps in, verdicts out. */
+struct cadence_cpufreq_replay {
 	struct cadence_policy policy;
 	u64 start_ns;
 	/* TICK_NSEC of the modelled kernel (legacy iowait boost reset). */
 	u64 tick_ns;
 	u32 nr_steps;
 	u32 __pad;
-	struct cadence_cpufreq_step steps[CADENCE_CPUFREQ_TEST_STEPS];
+	struct cadence_cpufreq_step steps[CADENCE_CPUFREQ_REPLAY_STEPS];
 	/* The CPU's state: in as the run starts, out as it ends. */
 	struct cadence_cpu_cpufreq state;
-	/* After each step: the verdict and the target in force. */
-	u32 verdict[CADENCE_CPUFREQ_TEST_STEPS];
-	u32 target[CADENCE_CPUFREQ_TEST_STEPS];
+	/*
+	 * After each step: the verdict, the target in force, and the target
+	 * its util asks for before the deadband (cpufreq_target()).
+	 */
+	u32 verdict[CADENCE_CPUFREQ_REPLAY_STEPS];
+	u32 target[CADENCE_CPUFREQ_REPLAY_STEPS];
+	u32 want[CADENCE_CPUFREQ_REPLAY_STEPS];
 	s32 error;
 	u32 __pad2;
 };

@@ -1,6 +1,6 @@
 //! The SEC("syscall") test programs that the host tests run through
-//! BPF_PROG_TEST_RUN (bpf/pelt_test.bpf.c, bpf/cpufreq_test.bpf.c,
-//! bpf/place_test.bpf.c, bpf/deadline_test.bpf.c, bpf/cgroup_test.bpf.c;
+//! BPF_PROG_TEST_RUN (bpf/pelt_test.bpf.c, bpf/place_test.bpf.c,
+//! bpf/deadline_test.bpf.c, bpf/cgroup_test.bpf.c;
 //! build.rs compiles their skeletons), and the one
 //! loader they all use.
 //!
@@ -23,11 +23,6 @@ use libbpf_rs::skel::{OpenSkel, SkelBuilder};
 /// frequency ratio tick (bpf/freq_ratio_math.bpf.h).
 pub mod pelt {
     include!(concat!(env!("OUT_DIR"), "/pelt_test_skel.rs"));
-}
-
-/// bpf/cpufreq_test.bpf.c: the cpufreq target (bpf/cpufreq_target.bpf.h).
-pub mod cpufreq {
-    include!(concat!(env!("OUT_DIR"), "/cpufreq_test_skel.rs"));
 }
 
 /// bpf/place_test.bpf.c: the idle-CPU search (bpf/place_search.bpf.h).

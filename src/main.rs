@@ -21,6 +21,7 @@ mod pelt;
 mod pins;
 mod policy;
 mod preflight;
+mod recording;
 mod scheduler;
 mod stats;
 mod topology;
@@ -208,6 +209,12 @@ pub enum Command {
     Idle {
         #[command(subcommand)]
         action: idle::cli::IdleAction,
+    },
+    /// cpufreq hints: recording the running scheduler's steps and
+    /// replaying them under other policies and bands (docs/cpufreq.md).
+    Cpufreq {
+        #[command(subcommand)]
+        action: cpufreq::cli::CpufreqAction,
     },
     /// Show this machine's frequencies and the freq_max choices.
     FreqMax {
@@ -427,6 +434,7 @@ fn run(opts: Opts) -> Result<()> {
             return Ok(());
         }
         Some(Command::Idle { action }) => return idle::cli::run(action),
+        Some(Command::Cpufreq { action }) => return cpufreq::cli::run(action),
         Some(Command::FreqMax { policy, socket, .. }) => return print_freq_max(policy, &socket),
         Some(Command::Topology { topology, sysfs }) => {
             let (h, source) = topology::read_hierarchy(&sysfs, topology.as_deref())?;

@@ -1,5 +1,5 @@
 //! bpf/cpufreq_target.bpf.h, run in the host kernel through BPF_PROG_TEST_RUN
-//! of bpf/cpufreq_test.bpf.c: the seed's numbers and the deadband's cases, and
+//! of bpf/cpufreq_replay.bpf.c: the seed's numbers and the deadband's cases, and
 //! random sequences against the Rust reference, verdict for verdict.
 //! Needs CAP_BPF and CAP_PERFMON (skipped without, src/bpf_test_progs.rs); it does not need sched_ext.
 
@@ -7,33 +7,23 @@ use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 
 use super::reference::{self, CPUFREQ_MAX, CpufreqState, Verdict};
+use super::replay_bpf::{BpfCpufreq, Step};
 use crate::bpf_intf;
-use crate::bpf_test_progs::{self, cpufreq as skel};
+use crate::bpf_test_progs;
 use crate::freq::FreqTable;
 use crate::policy::Policy;
 
-/// One evaluation: @delta_ns pass, then util (and maybe an iowait
-/// wake-up); or, with @idle, the CPU goes idle instead.
-#[derive(Clone, Copy, Debug)]
-struct Evaluation {
-    delta_ns: u64,
-    util: u32,
-    iowait: bool,
-    idle: bool,
-}
-
-fn step(delta_ns: u64, util: u32) -> Evaluation {
-    Evaluation {
+fn step(delta_ns: u64, util: u32) -> Step {
+    Step {
         delta_ns,
         util,
-        iowait: false,
-        idle: false,
+        ..Step::default()
     }
 }
 
 /// @delta_ns pass, then the CPU goes idle.
-fn idle(delta_ns: u64) -> Evaluation {
-    Evaluation {
+fn idle(delta_ns: u64) -> Step {
+    Step {
         idle: true,
         ..step(delta_ns, 0)
     }
@@ -47,6 +37,8 @@ const MS: u64 = 1_000_000;
 struct Verdicts {
     verdicts: Vec<Verdict>,
     targets: Vec<u32>,
+    /// The target each step's util asks for before the deadband.
+    wants: Vec<u32>,
     state: CpufreqState,
 }
 
@@ -62,16 +54,17 @@ fn verdict(v: u32) -> Verdict {
     }
 }
 
-/// The loaded test program; one per test, reused for every run.
-struct BpfCpufreq {
-    skel: skel::CpufreqTestSkel<'static>,
-}
+/// The replay program, as the tests drive it: always from a fresh CPU
+/// state (as at attach).
+struct Bpf(BpfCpufreq);
 
-impl BpfCpufreq {
+impl Bpf {
     /// None: skipped, this process may not load BPF (bpf_test_progs).
-    fn load() -> Option<BpfCpufreq> {
-        let skel = bpf_test_progs::load(skel::CpufreqTestSkelBuilder::default())?;
-        Some(BpfCpufreq { skel })
+    fn load() -> Option<Bpf> {
+        bpf_test_progs::skip_without_bpf()?;
+        Some(Bpf(
+            BpfCpufreq::load().expect("loading the cpufreq replay program")
+        ))
     }
 
     /// Runs @steps from a fresh CPU state (as at attach) at @start_ns.
@@ -80,30 +73,19 @@ impl BpfCpufreq {
         pol: &bpf_intf::cadence_policy,
         start_ns: u64,
         tick_ns: u64,
-        steps: &[Evaluation],
+        steps: &[Step],
     ) -> Verdicts {
-        assert!(
-            steps.len() <= bpf_intf::cadence_cpufreq_consts_CADENCE_CPUFREQ_TEST_STEPS as usize
-        );
         // SAFETY: plain-data struct from bindgen; all zeroes is valid.
-        let mut ctx: bpf_intf::cadence_cpufreq_test = unsafe { std::mem::zeroed() };
-        ctx.policy = *pol;
-        ctx.start_ns = start_ns;
-        ctx.tick_ns = tick_ns;
-        ctx.nr_steps = steps.len() as u32;
-        for (slot, s) in ctx.steps.iter_mut().zip(steps) {
-            slot.delta_ns = s.delta_ns;
-            slot.util = s.util;
-            slot.iowait = s.iowait as u32;
-            slot.idle = s.idle as u32;
-        }
-        bpf_intf::test_run_in_place(&self.skel.progs.cpufreq_run, &mut ctx);
-        assert_eq!(ctx.error, 0, "cpufreq_run refused its input");
-        let n = steps.len();
+        let mut state: bpf_intf::cadence_cpu_cpufreq = unsafe { std::mem::zeroed() };
+        let out = self
+            .0
+            .run(pol, tick_ns, &mut state, start_ns, steps)
+            .expect("cpufreq_replay");
         Verdicts {
-            verdicts: ctx.verdict[..n].iter().map(|&v| verdict(v)).collect(),
-            targets: ctx.target[..n].to_vec(),
-            state: CpufreqState::from_bpf(&ctx.state),
+            verdicts: out.iter().map(|o| verdict(o.verdict)).collect(),
+            targets: out.iter().map(|o| o.target).collect(),
+            wants: out.iter().map(|o| o.want).collect(),
+            state: CpufreqState::from_bpf(&state),
         }
     }
 }
@@ -113,11 +95,11 @@ fn reference_run(
     pol: &bpf_intf::cadence_policy,
     start_ns: u64,
     tick_ns: u64,
-    steps: &[Evaluation],
+    steps: &[Step],
 ) -> Verdicts {
     let mut c = CpufreqState::default();
     let mut now = start_ns;
-    let (mut verdicts, mut targets) = (Vec::new(), Vec::new());
+    let (mut verdicts, mut targets, mut wants) = (Vec::new(), Vec::new(), Vec::new());
     for s in steps {
         now += s.delta_ns;
         verdicts.push(if s.idle {
@@ -126,10 +108,12 @@ fn reference_run(
             reference::evaluate(&mut c, pol, s.util, s.iowait, now, tick_ns)
         });
         targets.push(c.target);
+        wants.push(reference::target(pol, c.util));
     }
     Verdicts {
         verdicts,
         targets,
+        wants,
         state: c,
     }
 }
@@ -151,7 +135,7 @@ const NO_DEADBAND: &str = "[cpufreq]\nfloor = false\nband = 0\ninterval_us = 0\n
 
 #[test]
 fn seed_004_floor_is_fmin_over_fmax() {
-    let Some(bpf) = BpfCpufreq::load() else {
+    let Some(bpf) = Bpf::load() else {
         return;
     };
     // pcc-cpufreq on the seed's DL580: 1200 MHz min, 2800 MHz max.
@@ -193,7 +177,7 @@ fn seed_004_floor_is_fmin_over_fmax() {
 
 #[test]
 fn hysteresis_hold_and_rate_limit() {
-    let Some(bpf) = BpfCpufreq::load() else {
+    let Some(bpf) = Bpf::load() else {
         return;
     };
     let pol = policy(
@@ -266,7 +250,7 @@ fn hysteresis_hold_and_rate_limit() {
 
 #[test]
 fn headroom_is_not_applied_twice_and_targets_never_exceed_1024() {
-    let Some(bpf) = BpfCpufreq::load() else {
+    let Some(bpf) = Bpf::load() else {
         return;
     };
     // Default headroom 125 = schedutil's own margin: util passes through.
@@ -281,7 +265,7 @@ fn headroom_is_not_applied_twice_and_targets_never_exceed_1024() {
         2000,
     );
     pol.cpufreq_scale = 4096;
-    let steps: Vec<Evaluation> = (0..64).map(|i| step(MS, i * 17)).collect();
+    let steps: Vec<Step> = (0..64).map(|i| step(MS, i * 17)).collect();
     let out = bpf.run(&pol, MS, TICK_NS, &steps);
     assert!(out.targets.iter().all(|&t| t <= CPUFREQ_MAX), "{out:?}");
     assert_eq!(out.targets[63], 1024);
@@ -295,16 +279,16 @@ fn headroom_is_not_applied_twice_and_targets_never_exceed_1024() {
 
 #[test]
 fn legacy_iowait_boost_doubles_then_halves() {
-    let Some(bpf) = BpfCpufreq::load() else {
+    let Some(bpf) = Bpf::load() else {
         return;
     };
-    let io = |iowait| Evaluation {
+    let io = |iowait| Step {
         delta_ns: MS,
         util: 0,
         iowait,
         idle: false,
     };
-    let mut steps: Vec<Evaluation> = (0..5).map(|_| io(true)).collect();
+    let mut steps: Vec<Step> = (0..5).map(|_| io(true)).collect();
     steps.extend((0..4).map(|_| io(false)));
     let on = policy(
         &format!("{NO_DEADBAND}legacy_iowait_boost = true\n"),
@@ -321,7 +305,7 @@ fn legacy_iowait_boost_doubles_then_halves() {
     let gap = [
         io(true),
         io(true),
-        Evaluation {
+        Step {
             delta_ns: TICK_NS + 1,
             util: 0,
             iowait: true,
@@ -342,7 +326,7 @@ fn legacy_iowait_boost_doubles_then_halves() {
 /// deadband's floor_util) and in powersave, 1024 in performance.
 #[test]
 fn idle_asks_for_the_floor_at_once() {
-    let Some(bpf) = BpfCpufreq::load() else {
+    let Some(bpf) = Bpf::load() else {
         return;
     };
     let toml = "[cpufreq]\nfloor = true\nband = 32\ninterval_us = 2000\ndown_hold_us = 1000000\n";
@@ -426,14 +410,14 @@ fn any_policy() -> impl Strategy<Value = bpf_intf::cadence_policy> {
         )
 }
 
-fn any_step() -> impl Strategy<Value = Evaluation> {
+fn any_step() -> impl Strategy<Value = Step> {
     (
         prop_oneof![0u64..MS, MS..30 * MS],
         prop_oneof![0u32..=1024, 1025u32..=5000],
         any::<bool>(),
         prop::bool::weighted(0.2),
     )
-        .prop_map(|(delta_ns, util, iowait, idle)| Evaluation {
+        .prop_map(|(delta_ns, util, iowait, idle)| Step {
             delta_ns,
             util,
             iowait,
@@ -443,7 +427,7 @@ fn any_step() -> impl Strategy<Value = Evaluation> {
 
 #[test]
 fn bpf_cpufreq_matches_reference() {
-    let Some(bpf) = BpfCpufreq::load() else {
+    let Some(bpf) = Bpf::load() else {
         return;
     };
     let mut runner = TestRunner::new(Config {
@@ -457,7 +441,8 @@ fn bpf_cpufreq_matches_reference() {
         prop_oneof![Just(TICK_NS), MS..=10 * MS],
         prop::collection::vec(
             any_step(),
-            1..=bpf_intf::cadence_cpufreq_consts_CADENCE_CPUFREQ_TEST_STEPS as usize,
+            // Past one run of the program: the state carries over.
+            1..=3 * bpf_intf::cadence_cpufreq_consts_CADENCE_CPUFREQ_REPLAY_STEPS as usize,
         ),
     );
     runner

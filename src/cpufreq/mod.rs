@@ -1,13 +1,18 @@
-//! A Rust reference of bpf/cpufreq_target.bpf.h: each CPU's cpufreq target
-//! from util, the deadband in front of scx_bpf_cpuperf_set(), and
-//! schedutil's legacy iowait boost, written from the kernel's definitions
-//! (kernel/sched/cpufreq_schedutil.c) and seed 004. The host tests run the
-//! BPF code through a SEC("syscall") program (bpf/cpufreq_test.bpf.c) and
-//! require the same verdicts, targets and counters (bpf_tests.rs).
+//! cpufreq hints outside the scheduler: the BPF target and deadband run
+//! through BPF_PROG_TEST_RUN (replay_bpf.rs), `cpufreq record` of the
+//! running scheduler's steps into a trace (record.rs, trace.rs), and
+//! `cpufreq replay` of a trace under other policies and bands (replay.rs).
 //!
-//! Test-only: the scheduler runs the BPF code, never this.
+//! The host tests compare the BPF code with a Rust reference written from
+//! the kernel's definitions (kernel/sched/cpufreq_schedutil.c) and seed 004
+//! (reference.rs, test-only): the same verdicts, targets and counters.
 
 #[cfg(test)]
 mod bpf_tests;
+pub mod cli;
+mod record;
 #[cfg(test)]
 pub mod reference;
+pub mod replay;
+pub mod replay_bpf;
+pub mod trace;

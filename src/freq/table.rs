@@ -10,7 +10,9 @@ use anyhow::{Result, bail};
 use super::choice::FreqMax;
 use super::{msr, sysfs};
 
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// Serialized in `cpufreq record`'s trace, for the replay.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct FreqTable {
     /// Lowest efficient frequency (MSR_PLATFORM_INFO's max efficiency ratio).
     pub efficiency_mhz: Option<u32>,

@@ -12,25 +12,16 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::sync::atomic::AtomicBool;
 
 use anyhow::{Context, Result, bail};
 use libbpf_rs::{MapCore, MapFlags, MapHandle, RingBufferBuilder};
-use nix::fcntl::{Flock, FlockArg};
 
 use super::period::Scores;
 use super::score_table;
 use super::trace::{self, Record};
 use crate::bpf_intf::{self, as_bytes};
-
-/// How long the ring buffer is waited on at a time (bpf/idle.bpf.c sizes
-/// idle_trace for over a second of a busy machine between two reads).
-const POLL: Duration = Duration::from_millis(100);
-/// After record_gen goes even, how long an idle entry that read it odd
-/// just before may still be writing the period it learned from: a few
-/// instructions; this leaves any CPU time to finish its tracepoint.
-const SETTLE: Duration = Duration::from_millis(200);
+use crate::recording;
 
 /// The pinned maps a recording uses.
 struct Maps {
@@ -117,19 +108,11 @@ pub struct Recorded {
 /// Records for @secs (or until @stop) into @file through the maps pinned in
 /// @pin_dir.
 pub fn record(pin_dir: &Path, secs: f64, file: &Path, stop: &Arc<AtomicBool>) -> Result<Recorded> {
-    let length = Duration::try_from_secs_f64(secs)
-        .ok()
-        .filter(|d| !d.is_zero())
-        .context("--seconds must be a positive number")?;
+    let length = recording::length(secs)?;
     let maps = Maps::open(pin_dir)?;
-    // One recorder at a time: record_gen is read, then written.
-    let dir = File::open(pin_dir).with_context(|| format!("opening {}", pin_dir.display()))?;
-    let _lock = Flock::lock(dir, FlockArg::LockExclusiveNonblock).map_err(|_| {
-        anyhow::anyhow!(
-            "another `idle record` is in progress (it holds {})",
-            pin_dir.display()
-        )
-    })?;
+    // One recording at a time, of either kind (cpufreq record takes the
+    // same lock): record_gen is read, then written.
+    let _lock = recording::lock(pin_dir)?;
     let mut generation = maps.ctl()?.record_gen;
     let out = File::create(file).with_context(|| format!("cannot write {}", file.display()))?;
     let out = RefCell::new(Writer {
@@ -159,34 +142,18 @@ pub fn record(pin_dir: &Path, secs: f64, file: &Path, stop: &Arc<AtomicBool>) ->
         );
         generation += 1;
         maps.set_gen(generation)?;
-        std::thread::sleep(SETTLE);
+        std::thread::sleep(recording::SETTLE);
     }
     let drops_before = drops(&maps.cpus()?);
     discard(&rb, &out)?;
 
     let generation = generation + 1;
     maps.set_gen(generation)?;
-    let began = Instant::now();
-    let result: Result<()> = (|| {
-        let end = began + length;
-        while !stop.load(Ordering::Relaxed) {
-            let left = end.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                break;
-            }
-            match rb.poll(left.min(POLL)) {
-                // A signal: the loop looks at @stop.
-                Err(e) if e.kind() == libbpf_rs::ErrorKind::Interrupted => {}
-                r => r.context("polling idle_trace")?,
-            }
-        }
-        Ok(())
-    })();
+    let result = recording::read_for(&rb, length, stop, "idle_trace");
     // Whatever happened, the recording ends.
     maps.set_gen(generation + 1)?;
-    let seconds = began.elapsed().as_secs_f64();
-    result?;
-    std::thread::sleep(SETTLE);
+    let seconds = result?.as_secs_f64();
+    std::thread::sleep(recording::SETTLE);
     rb.consume().context("draining idle_trace")?;
 
     let cpus = maps.cpus()?;

@@ -96,7 +96,7 @@ core='load|sigint|kill9|hotplug|nice_ratio|fair_cgroup_nested_weights|policy_swa
 quick_set='load|mixed_load|sigint|kill9|hotplug|nice_ratio|fair_pinned_queue_keeps_up|fair_busy_llcs_balance|fair_yield_gives_the_cpu_away|fair_cgroup_nested_weights|wakeup_preempts_a_hog|policy_invalid|cpufreq_injected_util_deadband|cpufreq_follows_real_util|util_inject_follows_invariance|idle_learns_from_a_state_file|idle_qos_limits_then_sigint_restores'
 quick_place='place_pinned_hog_keeps_its_cpu|place_spread_holds_under_churn'
 # Case files, one per area; placement needs 8 vCPUs as 2 cores x 4 threads.
-main_files=("$GUEST/base.sh" "$GUEST/fair.sh" "$GUEST/latency.sh" "$GUEST/policy.sh" "$GUEST/util.sh" "$GUEST/cpufreq.sh" "$GUEST/idle.sh" "$GUEST/idle_record.sh" "$GUEST/idle_ctl.sh" "$GUEST/idle_qos.sh" "$GUEST/cgroup.sh" "$GUEST/hw_kit.sh")
+main_files=("$GUEST/base.sh" "$GUEST/fair.sh" "$GUEST/latency.sh" "$GUEST/policy.sh" "$GUEST/util.sh" "$GUEST/cpufreq.sh" "$GUEST/cpufreq_record.sh" "$GUEST/idle.sh" "$GUEST/idle_record.sh" "$GUEST/idle_ctl.sh" "$GUEST/idle_qos.sh" "$GUEST/cgroup.sh" "$GUEST/hw_kit.sh")
 user=("${FILTER[@]}")
 if [ -n "$quick" ]; then
 	# Quoted for the guest's shell, which reads the command boot.sh writes.

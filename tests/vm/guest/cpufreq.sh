@@ -2,18 +2,6 @@
 # VM test cases for cpufreq hints without iowait, with a deadband (issue 5).
 # Sourced by run.sh after lib.sh; each case_* runs in its own shell.
 
-# attached_throughout SEQ0: still attached, never re-enabled since SEQ0, the
-# loader alive, and nothing in dmesg: every scx_bpf_cpuperf_set() was
-# accepted (an invalid one ends the scheduler).
-attached_throughout() {
-	[ "$(sched_state)" = enabled ] && [ "$(enable_seq)" = "$1" ] ||
-		fail "the scheduler detached" || return 1
-	kill -0 "$SCHED_PID" || fail "the loader exited" || return 1
-	local bad
-	bad=$(kernel_complaints)
-	[ -z "$bad" ] || fail "dmesg: $(echo "$bad" | head -n 3)" || return 1
-}
-
 # hogs: a busy loop pinned to every CPU; prints their PIDs.
 hogs() {
 	local cpu

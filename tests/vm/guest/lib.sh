@@ -154,6 +154,18 @@ kernel_complaints() {
 	dmesg | grep -E 'stall|BUG:|WARNING:' || true
 }
 
+# attached_throughout SEQ0: still attached, never re-enabled since SEQ0, the
+# loader alive, and nothing in dmesg: every scx_bpf_cpuperf_set() was
+# accepted (an invalid one ends the scheduler).
+attached_throughout() {
+	[ "$(sched_state)" = enabled ] && [ "$(enable_seq)" = "$1" ] ||
+		fail "the scheduler detached" || return 1
+	kill -0 "$SCHED_PID" || fail "the loader exited" || return 1
+	local bad
+	bad=$(kernel_complaints)
+	[ -z "$bad" ] || fail "dmesg: $(echo "$bad" | head -n 3)" || return 1
+}
+
 # end_attached SEQ0: the scheduler is still the one attached at SEQ0
 # (enable_seq) and the kernel logged no stall, BUG or WARNING; then stop it.
 end_attached() {
