@@ -14,7 +14,16 @@ Debian's python3-matplotlib; bench/lib.sh's install_plotting).
         state table, how teo, seed 003 and per_choice (heaviest pick, the
         presets') split the idle periods into correct, too deep (US) and too
         shallow (OS), as stacked bars.
+    plot.py cpufreq PNG TRACE... [--cpu N]
+        cpufreq traces (`scx_cadence cpufreq record`, or `cpufreq replay
+        --write` for what another policy or band would have done), a panel
+        each: for CPU N (default: the one with the most evaluations in the
+        first), its util, the target in force after each step, the requests
+        issued (dots) and the steps at which it went idle (ticks at the
+        bottom), over time.
 """
+
+import json
 
 import collections
 import statistics
@@ -112,11 +121,78 @@ def idle(out, png):
     fig.savefig(png, dpi=80)
 
 
+def read_trace(path):
+    """A trace's steps by CPU, and each CPU's knobs as it first joined."""
+    steps = collections.defaultdict(list)
+    knobs = {}
+    with open(path) as f:
+        for line in f:
+            if not line.strip():
+                continue
+            r = json.loads(line)
+            if "step" in r:
+                steps[r["step"]["cpu"]].append(r["step"])
+            elif "join" in r:
+                knobs.setdefault(r["join"]["cpu"], r["join"]["knobs"])
+    if not steps:
+        sys.exit(f"plot.py: {path} has no steps")
+    return steps, knobs
+
+
+def cpufreq_panel(ax, path, steps, knobs, cpu):
+    mine = steps.get(cpu, [])
+    if not mine:
+        sys.exit(f"plot.py: {path} has no steps of CPU {cpu}")
+    t0 = mine[0]["now_ns"]
+    ms = [(s["now_ns"] - t0) / 1e6 for s in mine]
+    busy = [(t, s) for t, s in zip(ms, mine) if not s["idle"]]
+    ax.plot([t for t, _ in busy], [s["util"] for _, s in busy], ".", color="tab:gray",
+            markersize=2, label="util the evaluation saw")
+    ax.step(ms, [s["target"] for s in mine], where="post", color="tab:blue", linewidth=1,
+            label="target in force")
+    issued = [(t, s["target"]) for t, s in zip(ms, mine) if s["verdict"] == "issued"]
+    ax.plot([t for t, _ in issued], [v for _, v in issued], "o", color="tab:red", markersize=3,
+            label=f"requests ({len(issued)})")
+    idle = [t for t, s in zip(ms, mine) if s["idle"]]
+    ax.plot(idle, [-30] * len(idle), "|", color="tab:green", markersize=6,
+            label=f"went idle ({len(idle)})")
+    ax.set_ylim(-60, 1080)
+    ax.set_ylabel("0..1024")
+    k = knobs.get(cpu, {})
+    ax.set_title(f"{path.rsplit('/', 1)[-1]}: CPU {cpu}, band {k.get('band')}, "
+                 f"interval {k.get('interval_ns', 0) / 1e6:g} ms, "
+                 f"hold {k.get('down_hold_ns', 0) / 1e6:g} ms", fontsize=9)
+    ax.legend(fontsize=7, loc="upper right", ncol=4)
+
+
+def cpufreq(png, paths, cpu):
+    traces = [(p, *read_trace(p)) for p in paths]
+    if cpu is None:
+        steps = traces[0][1]
+        cpu = max(steps, key=lambda c: sum(not s["idle"] for s in steps[c]))
+    fig, axes = plt.subplots(len(traces), 1, figsize=(9, 0.6 + 2.9 * len(traces)),
+                             squeeze=False, sharex=True)
+    for ax, (path, steps, knobs) in zip(axes[:, 0], traces):
+        cpufreq_panel(ax, path, steps, knobs, cpu)
+    axes[-1, 0].set_xlabel("ms since the CPU's first recorded step")
+    fig.tight_layout()
+    fig.savefig(png, dpi=80)
+
+
 def main(argv):
     if len(argv) in (5, 6) and argv[1] == "ratios" and argv[5:] in ([], ["--all"]):
         ratios(argv[2], argv[3], argv[4], argv[5:] == ["--all"])
     elif len(argv) == 4 and argv[1] == "idle":
         idle(argv[2], argv[3])
+    elif len(argv) >= 4 and argv[1] == "cpufreq":
+        args, cpu = argv[3:], None
+        if "--cpu" in args:
+            at = args.index("--cpu")
+            cpu = int(args[at + 1])
+            args = args[:at] + args[at + 2:]
+        if not args:
+            sys.exit(__doc__)
+        cpufreq(argv[2], args, cpu)
     else:
         sys.exit(__doc__)
 
