@@ -18,14 +18,13 @@ Debian's python3-matplotlib; bench/lib.sh's install_plotting).
         cpufreq traces (`scx_cadence cpufreq record`, or `cpufreq replay
         --write` for what another policy or band would have done), a panel
         each: for CPU N (default: the one with the most evaluations in the
-        first), its util, the target in force after each step, the requests
-        issued (dots) and the steps at which it went idle (ticks at the
-        bottom), over time.
+        first), its util, its frequency ratio, the target in force after
+        each step, the requests issued (dots) and the steps at which it went
+        idle (ticks at the bottom), over time.
 """
 
-import json
-
 import collections
+import json
 import statistics
 import sys
 
@@ -153,16 +152,18 @@ def cpufreq_panel(ax, path, steps, knobs, cpu):
     issued = [(t, s["target"]) for t, s in zip(ms, mine) if s["verdict"] == "issued"]
     ax.plot([t for t, _ in issued], [v for _, v in issued], "o", color="tab:red", markersize=3,
             label=f"requests ({len(issued)})")
+    ax.plot([t for t, _ in busy], [s["freq_scale"] for _, s in busy], "-", color="tab:purple",
+            linewidth=0.6, label="frequency ratio (1024 = freq_max)")
     idle = [t for t, s in zip(ms, mine) if s["idle"]]
     ax.plot(idle, [-30] * len(idle), "|", color="tab:green", markersize=6,
             label=f"went idle ({len(idle)})")
     ax.set_ylim(-60, 1080)
     ax.set_ylabel("0..1024")
     k = knobs.get(cpu, {})
-    ax.set_title(f"{path.rsplit('/', 1)[-1]}: CPU {cpu}, band {k.get('band')}, "
+    ax.set_title(f"{path.rsplit('/', 1)[-1]}: CPU {cpu}, as it joined: band {k.get('band')}, "
                  f"interval {k.get('interval_ns', 0) / 1e6:g} ms, "
                  f"hold {k.get('down_hold_ns', 0) / 1e6:g} ms", fontsize=9)
-    ax.legend(fontsize=7, loc="upper right", ncol=4)
+    ax.legend(fontsize=7, loc="upper right", ncol=5)
 
 
 def cpufreq(png, paths, cpu):

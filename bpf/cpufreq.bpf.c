@@ -48,9 +48,10 @@ struct {
 CADENCE_PER_CPU(struct cadence_cpufreq_record, cpufreq_record);
 
 /*
- * `cpufreq record`'s ring buffer: 4 MiB holds about 100,000 steps of 40
- * bytes, over a second of a busy 64-CPU machine's ticks and context
- * switches between two reads of the recorder (it reads every 100 ms).
+ * `cpufreq record`'s ring buffer: 4 MiB holds about 87,000 steps of 48
+ * bytes (40 and the ring buffer's 8-byte header): the recorder reads every
+ * 100 ms, so up to about 870,000 steps a second, a 64-CPU machine's ticks
+ * at HZ=1000 and 13,000 context switches a second per CPU.
  * Records are submitted without a wake-up: woken per record, the recorder
  * recorded mostly itself (a 0.15 s recording in the VM held 1,460 steps
  * that way, 45 without).
@@ -116,31 +117,24 @@ static __always_inline bool cpufreq_knobs_equal(const struct cadence_cpufreq_kno
 }
 
 /*
- * Before a step on this CPU (@pc, @cpu, under @pol): whether it is
- * recorded, that is whether `cpufreq record` runs (cpufreq_ctl's
- * generation is odd). A CPU joins at its first step in a recording, and
- * again at its first step under changed knobs (a policy swap): it writes
- * its state as it stands before the step and the knobs, so that a replay
+ * A CPU joins recording @gen at its first step in it, and again at its
+ * first step under changed knobs (a policy swap): it writes its state as it
+ * stands before the step (@pc, @cpu) and @pol's knobs, so that a replay
  * starts where the CPU stood. Joining a new recording zeroes its counts.
- * Not inlined: only a recording pays for its stack.
+ * Returns the CPU's record, or NULL if the ring buffer had no room: the
+ * step is then not recorded (a replay cannot start without its join), the
+ * drop is counted, and the next step tries again.
+ * Not inlined, and static (a global subprogram may return no pointer): only
+ * a recording pays for its stack.
  */
 static __noinline struct cadence_cpufreq_record *
 cpufreq_record_begin(const struct cadence_cpu_cpufreq *pc, const struct cadence_policy *pol,
-		     u32 cpu)
+		     u32 cpu, u64 gen)
 {
 	struct cadence_cpufreq_record *rec;
 	struct cadence_cpufreq_join *ev;
-	struct cadence_cpufreq_ctl *ctl;
 	struct cadence_cpufreq_knobs k;
-	u32 zero = 0;
-	u64 gen;
 
-	ctl = bpf_map_lookup_elem(&cpufreq_ctl, &zero);
-	if (!ctl)
-		return NULL;
-	gen = READ_ONCE(ctl->record_gen);
-	if (!(gen & 1))
-		return NULL;
 	rec = cpufreq_record_here();
 	if (!rec)
 		return NULL;
@@ -152,12 +146,14 @@ cpufreq_record_begin(const struct cadence_cpu_cpufreq *pc, const struct cadence_
 		rec->drops = 0;
 		__builtin_memset(rec->n, 0, sizeof(rec->n));
 	}
-	rec->knobs = k;
 	ev = bpf_ringbuf_reserve(&cpufreq_trace, sizeof(*ev), 0);
 	if (!ev) {
 		rec->drops++;
-		return rec;
+		/* No mode has this value: the knobs differ at the next step. */
+		rec->knobs.mode = (u32)-1;
+		return NULL;
 	}
+	rec->knobs = k;
 	ev->kind = CADENCE_CPUFREQ_EVENT_JOIN;
 	ev->cpu = cpu;
 	ev->tick_ns = tick_ns();
@@ -165,6 +161,27 @@ cpufreq_record_begin(const struct cadence_cpu_cpufreq *pc, const struct cadence_
 	ev->state = *pc;
 	bpf_ringbuf_submit(ev, BPF_RB_NO_WAKEUP);
 	return rec;
+}
+
+/*
+ * Before a step on this CPU: its record if the step is recorded, that is
+ * while `cpufreq record` runs (cpufreq_ctl's generation is odd); NULL
+ * otherwise. Outside a recording a step costs this one array lookup.
+ */
+static __always_inline struct cadence_cpufreq_record *
+cpufreq_record_join(const struct cadence_cpu_cpufreq *pc, const struct cadence_policy *pol, u32 cpu)
+{
+	struct cadence_cpufreq_ctl *ctl;
+	u32 zero = 0;
+	u64 gen;
+
+	ctl = bpf_map_lookup_elem(&cpufreq_ctl, &zero);
+	if (!ctl)
+		return NULL;
+	gen = READ_ONCE(ctl->record_gen);
+	if (!(gen & 1))
+		return NULL;
+	return cpufreq_record_begin(pc, pol, cpu, gen);
 }
 
 /*
@@ -177,9 +194,9 @@ static __always_inline void cpufreq_record_step(struct cadence_cpufreq_record *r
 						u64 now, u32 util, bool iowait, bool idle,
 						u32 verdict, u32 freq_scale)
 {
-	struct cadence_cpufreq_event *ev;
+	struct cadence_cpufreq_step_event *ev;
 
-	if (verdict >= CADENCE_CPUFREQ_VERDICTS)
+	if (verdict >= CADENCE_CPUFREQ_NR_VERDICTS)
 		return;
 	rec->n[idle ? CADENCE_CPUFREQ_STEP_IDLE : CADENCE_CPUFREQ_STEP_BUSY][verdict]++;
 	ev = bpf_ringbuf_reserve(&cpufreq_trace, sizeof(*ev), 0);
@@ -224,7 +241,7 @@ __hidden void cpufreq_update_here(struct task_ctx *tctx, const struct cadence_cp
 	pc = cpu_cpufreq_here();
 	if (!pc)
 		return;
-	rec = cpufreq_record_begin(pc, pol, cpu);
+	rec = cpufreq_record_join(pc, pol, cpu);
 	util = cpufreq_util(cu, tctx);
 	/* TICK_NSEC is a division: only the legacy boost needs it. */
 	verdict = cpufreq_evaluate(pc, pol, util, iowait, now,
@@ -255,7 +272,7 @@ __hidden void cpufreq_going_idle(s32 cpu, const struct cadence_policy *pol)
 	pc = cpu_cpufreq_here();
 	if (!pc)
 		return;
-	rec = cpufreq_record_begin(pc, pol, cpu);
+	rec = cpufreq_record_join(pc, pol, cpu);
 	verdict = cpufreq_idle(pc, pol);
 	if (rec)
 		cpufreq_record_step(rec, pc, cpu, scx_bpf_now(), 0, false, true, verdict, 0);

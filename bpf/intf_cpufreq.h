@@ -64,6 +64,8 @@ enum cadence_cpufreq_verdict {
 	CADENCE_CPUFREQ_HOLD = 4,
 	/* The last request was less than the interval ago. */
 	CADENCE_CPUFREQ_RATE = 5,
+	/* How many verdicts there are. */
+	CADENCE_CPUFREQ_NR_VERDICTS = 6,
 };
 
 /*
@@ -116,8 +118,6 @@ enum cadence_cpufreq_record_consts {
 	CADENCE_CPUFREQ_STEP_BUSY = 0,
 	CADENCE_CPUFREQ_STEP_IDLE = 1,
 	CADENCE_CPUFREQ_STEP_KINDS = 2,
-	/* Verdicts: enum cadence_cpufreq_verdict's six. */
-	CADENCE_CPUFREQ_VERDICTS = 6,
 };
 
 /*
@@ -149,14 +149,17 @@ struct cadence_cpufreq_join {
 };
 
 /* One recorded step: its inputs, and what the scheduler decided. */
-struct cadence_cpufreq_event {
+struct cadence_cpufreq_step_event {
 	u32 kind;
 	u32 cpu;
 	/* scx_bpf_now() of the step. */
 	u64 now;
 	/* The CPU's util the evaluation saw (before any boost); 0 idle. */
 	u32 util;
-	/* 1: an iowait wake-up came (legacy boost only). */
+	/*
+	 * 1: an iowait wake-up came; seen only while the legacy boost is on
+	 * (cpufreq_runnable()), so a trace recorded without it has none.
+	 */
 	u32 iowait;
 	/* 1: the CPU went idle (cpufreq_idle()); else an evaluation. */
 	u32 idle;
@@ -177,7 +180,7 @@ struct cadence_cpufreq_record {
 	/* Records the full ring buffer refused. */
 	u64 drops;
 	/* Steps recorded in this generation, by kind and verdict. */
-	u64 n[CADENCE_CPUFREQ_STEP_KINDS][CADENCE_CPUFREQ_VERDICTS];
+	u64 n[CADENCE_CPUFREQ_STEP_KINDS][CADENCE_CPUFREQ_NR_VERDICTS];
 };
 
 /*

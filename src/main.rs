@@ -211,7 +211,7 @@ pub enum Command {
         action: idle::cli::IdleAction,
     },
     /// cpufreq hints: recording the running scheduler's steps and
-    /// replaying them under other policies and bands (docs/cpufreq.md).
+    /// replaying them under other policies and bands (docs/design.md).
     Cpufreq {
         #[command(subcommand)]
         action: cpufreq::cli::CpufreqAction,

@@ -18,7 +18,7 @@ pub enum CpufreqAction {
     /// Record the running scheduler's cpufreq steps (each evaluation of a
     /// CPU's target and each CPU going idle: its util, frequency ratio and
     /// the verdict of the deadband) for SECS seconds into FILE (JSON lines,
-    /// docs/cpufreq.md), and print what the scheduler decided. SIGINT ends
+    /// docs/design.md), and print what the scheduler decided. SIGINT ends
     /// the recording early.
     Record {
         #[clap(long, value_name = "SECS")]

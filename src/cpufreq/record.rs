@@ -7,75 +7,28 @@
 //! again, and the live counts of the recorded steps are read back and
 //! written last: `cpufreq replay` of the trace must give these same counts.
 
-use std::cell::RefCell;
-use std::collections::BTreeSet;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
-use anyhow::{Context, Result, bail};
-use libbpf_rs::{MapCore, MapFlags, MapHandle, RingBufferBuilder};
+use anyhow::{Context, Result};
+use libbpf_rs::MapHandle;
 
-use super::replay::live_counts;
-use super::trace::{self, Header, Live, Record, VERDICTS};
-use crate::bpf_intf::{self, as_bytes};
+use super::trace::{self, BUSY, Header, IDLE, Live, Record, VERDICTS, live_counts};
+use crate::bpf_intf;
 use crate::freq::FreqTable;
-use crate::recording;
+use crate::recording::{self, Recorder, Sink};
 
-/// The pinned maps a recording uses.
-struct Maps {
-    ctl: MapHandle,
-    trace: MapHandle,
-    record: MapHandle,
-}
+/// record_gen leads struct cadence_cpufreq_ctl (recording::Recorder reads
+/// and writes it there).
+const _: () = assert!(std::mem::offset_of!(bpf_intf::cadence_cpufreq_ctl, record_gen) == 0);
 
-fn open(dir: &Path, name: &str) -> Result<MapHandle> {
-    let path = dir.join(name);
-    MapHandle::from_pinned_path(&path).with_context(|| format!("opening {}", path.display()))
-}
-
-impl Maps {
-    fn open(dir: &Path) -> Result<Maps> {
-        if !dir.join("cpufreq_ctl").exists() {
-            bail!(
-                "no scheduler is running: nothing pinned at {}/cpufreq_ctl",
-                dir.display()
-            );
-        }
-        Ok(Maps {
-            ctl: open(dir, "cpufreq_ctl")?,
-            trace: open(dir, "cpufreq_trace")?,
-            record: open(dir, "cpufreq_record")?,
-        })
-    }
-
-    fn record_gen(&self) -> Result<u64> {
-        let raw = self
-            .ctl
-            .lookup(&0u32.to_ne_bytes(), MapFlags::ANY)
-            .context("reading cpufreq_ctl")?
-            .context("cpufreq_ctl has no element")?;
-        let ctl: bpf_intf::cadence_cpufreq_ctl =
-            bpf_intf::from_bytes(&raw).context("cpufreq_ctl: a value of the wrong size")?;
-        Ok(ctl.record_gen)
-    }
-
-    fn set_gen(&self, generation: u64) -> Result<()> {
-        let ctl = bpf_intf::cadence_cpufreq_ctl {
-            record_gen: generation,
-        };
-        self.ctl
-            .update(&0u32.to_ne_bytes(), as_bytes(&ctl), MapFlags::ANY)
-            .context("writing cpufreq_ctl")
-    }
-
-    /// Every possible CPU's cpufreq_record value (None where unreadable).
-    fn cpus(&self) -> Result<Vec<Option<bpf_intf::cadence_cpufreq_record>>> {
-        let raw = bpf_intf::percpu_values(&self.record, "cpufreq_record")?;
-        Ok(raw.iter().map(|r| bpf_intf::from_bytes(r)).collect())
-    }
+/// Every possible CPU's cpufreq_record value (None where unreadable).
+fn cpus(record: &MapHandle) -> Result<Vec<Option<bpf_intf::cadence_cpufreq_record>>> {
+    let raw = bpf_intf::percpu_values(record, "cpufreq_record")?;
+    Ok(raw.iter().map(|r| bpf_intf::from_bytes(r)).collect())
 }
 
 /// What a recording gave.
@@ -99,79 +52,38 @@ impl Recorded {
 /// @pin_dir.
 pub fn record(pin_dir: &Path, secs: f64, file: &Path, stop: &Arc<AtomicBool>) -> Result<Recorded> {
     let length = recording::length(secs)?;
-    let maps = Maps::open(pin_dir)?;
-    // One recording at a time, of either kind: each reads its generation,
-    // then writes it.
-    let _lock = recording::lock(pin_dir)?;
-    let mut generation = maps.record_gen()?;
-    let out = File::create(file).with_context(|| format!("cannot write {}", file.display()))?;
-    let out = RefCell::new(Writer {
-        file: BufWriter::new(out),
-        joins: 0,
-        steps: 0,
-        cpus: BTreeSet::new(),
-        discard: false,
-        error: None,
-    });
-    // The frequencies a replay resolves other policies against.
-    out.borrow_mut().line(&Record::Header(Header {
-        freq: FreqTable::probe(),
-    }));
-    let mut builder = RingBufferBuilder::new();
-    builder
-        .add(&maps.trace, |raw| {
-            out.borrow_mut().write(raw);
-            0
-        })
-        .context("opening the cpufreq_trace ring buffer")?;
-    let rb = builder
-        .build()
-        .context("opening the cpufreq_trace ring buffer")?;
-
-    if generation & 1 == 1 {
-        // Odd with nobody holding the lock: a recorder was killed. End its
-        // recording and throw away what it left.
-        eprintln!(
-            "scx_cadence: warning: a `cpufreq record` was killed while recording (record_gen {generation}): ending it"
-        );
-        generation += 1;
-        maps.set_gen(generation)?;
-        std::thread::sleep(recording::SETTLE);
-    }
-    out.borrow_mut().discard = true;
-    rb.consume().context("draining cpufreq_trace")?;
-    out.borrow_mut().discard = false;
-
-    let generation = generation + 1;
-    maps.set_gen(generation)?;
-    let result = recording::read_for(&rb, length, stop, "cpufreq_trace");
-    // Whatever happened, the recording ends.
-    maps.set_gen(generation + 1)?;
-    let seconds = result?.as_secs_f64();
-    std::thread::sleep(recording::SETTLE);
-    rb.consume().context("draining cpufreq_trace")?;
-    drop(rb);
-
-    let values = maps.cpus()?;
-    let mut w = out.into_inner();
-    // The CPUs that joined are those in the trace; their values are this
-    // recording's as long as they hold its generation.
-    let mut live = Vec::new();
-    for cpu in std::mem::take(&mut w.cpus) {
-        let Some(r) = values.get(cpu as usize).copied().flatten() else {
-            bail!("cpufreq_record has no value for CPU {cpu}");
+    let recorder = Recorder::open(pin_dir, "cpufreq", "cpufreq_ctl", "cpufreq_trace")?;
+    let record = recording::open_pinned(pin_dir, "cpufreq_record")?;
+    let make_sink = || {
+        let out = File::create(file).with_context(|| format!("cannot write {}", file.display()))?;
+        let mut w = Writer {
+            file: BufWriter::new(out),
+            joins: 0,
+            steps: 0,
+            error: None,
         };
-        if r.record_gen != generation {
-            bail!(
-                "CPU {cpu} joined generation {}, not {generation}",
-                r.record_gen
-            );
-        }
+        // The frequencies a replay resolves other policies against.
+        w.line(&Record::Header(Header {
+            freq: FreqTable::probe(),
+        }));
+        Ok(w)
+    };
+    let done = recorder.run(pin_dir, length, stop, make_sink, || Ok(()))?;
+    let (mut w, generation) = (done.sink, done.generation);
+
+    // The CPUs that took part hold this generation (cpufreq_record is
+    // written only while a recording runs), even one whose every record
+    // was dropped.
+    let mut live = Vec::new();
+    for (cpu, r) in cpus(&record)?.into_iter().enumerate() {
+        let Some(r) = r.filter(|r| r.record_gen == generation) else {
+            continue;
+        };
         let l = Live {
-            cpu,
+            cpu: cpu as u32,
             drops: r.drops,
-            busy: r.n[0],
-            idle: r.n[1],
+            busy: r.n[BUSY],
+            idle: r.n[IDLE],
         };
         w.line(&Record::Live(l));
         live.push(l);
@@ -183,7 +95,7 @@ pub fn record(pin_dir: &Path, secs: f64, file: &Path, stop: &Arc<AtomicBool>) ->
         .flush()
         .with_context(|| format!("writing {}", file.display()))?;
     Ok(Recorded {
-        seconds,
+        seconds: done.seconds,
         live,
         joins: w.joins,
         steps: w.steps,
@@ -195,36 +107,25 @@ struct Writer {
     file: BufWriter<File>,
     joins: u64,
     steps: u64,
-    /// The CPUs with a record.
-    cpus: BTreeSet<u32>,
-    /// Draining leftovers: nothing is written.
-    discard: bool,
     /// The first write error; later records are not written.
     error: Option<std::io::Error>,
 }
 
-impl Writer {
-    fn write(&mut self, raw: &[u8]) {
+impl Sink for Writer {
+    fn record(&mut self, raw: &[u8]) {
         let Some(r) = trace::from_ringbuf(raw) else {
             return;
         };
-        if self.discard {
-            return;
-        }
         match &r {
-            Record::Join(j) => {
-                self.joins += 1;
-                self.cpus.insert(j.cpu);
-            }
-            Record::Step(s) => {
-                self.steps += 1;
-                self.cpus.insert(s.cpu);
-            }
+            Record::Join(_) => self.joins += 1,
+            Record::Step(_) => self.steps += 1,
             Record::Header(_) | Record::Live(_) => {}
         }
         self.line(&r);
     }
+}
 
+impl Writer {
     fn line(&mut self, r: &Record) {
         if self.error.is_some() {
             return;
@@ -253,8 +154,8 @@ pub fn print(rec: &Recorded, file: &Path, json: bool) {
             "joins": rec.joins,
             "steps": rec.steps,
             "drops": rec.drops(),
-            "busy": by(0),
-            "idle": by(1),
+            "busy": by(BUSY),
+            "idle": by(IDLE),
         });
         println!("{v}");
     } else {
@@ -265,7 +166,7 @@ pub fn print(rec: &Recorded, file: &Path, json: bool) {
             rec.seconds,
             file.display()
         );
-        for (k, what) in [(0, "evaluations"), (1, "going idle")] {
+        for (k, what) in [(BUSY, "evaluations"), (IDLE, "going idle")] {
             let parts: Vec<String> = VERDICTS
                 .iter()
                 .zip(n[k])

@@ -93,7 +93,10 @@ impl BpfCpufreq {
                 target: ctx.target[i],
                 want: ctx.want[i],
             }));
-            ctx.start_ns += chunk.iter().map(|s| s.delta_ns).sum::<u64>();
+            // Wrapping, as the program's clock: a delta may be a step back.
+            ctx.start_ns = chunk
+                .iter()
+                .fold(ctx.start_ns, |t, s| t.wrapping_add(s.delta_ns));
         }
         *state = ctx.state;
         Ok(out)

@@ -1,5 +1,6 @@
 //! The cpufreq trace that `cpufreq record` writes and `cpufreq replay`
-//! reads: JSON lines, one record a line (docs/cpufreq.md):
+//! reads: JSON lines, one record a line (docs/design.md, "Recording and
+//! replaying"):
 //!
 //! ```text
 //! {"header":{"freq":{"base_mhz":2000,...}}}
@@ -24,8 +25,15 @@ use serde::{Deserialize, Serialize};
 use crate::bpf_intf;
 use crate::freq::FreqTable;
 
+/// How many verdicts there are (enum cadence_cpufreq_verdict).
+pub const NR_VERDICTS: usize =
+    bpf_intf::cadence_cpufreq_verdict_CADENCE_CPUFREQ_NR_VERDICTS as usize;
 /// enum cadence_cpufreq_verdict, by name.
-pub const VERDICTS: [&str; 6] = ["issued", "same", "deadband", "hysteresis", "hold", "rate"];
+pub const VERDICTS: [&str; NR_VERDICTS] =
+    ["issued", "same", "deadband", "hysteresis", "hold", "rate"];
+/// Step kinds, the first index of the counts (bpf/intf_cpufreq.h).
+pub const BUSY: usize = bpf_intf::cadence_cpufreq_record_consts_CADENCE_CPUFREQ_STEP_BUSY as usize;
+pub const IDLE: usize = bpf_intf::cadence_cpufreq_record_consts_CADENCE_CPUFREQ_STEP_IDLE as usize;
 /// Verdicts a replay counts as the deadband's suppressions (stages 1-4).
 pub const SUPPRESSED: std::ops::RangeInclusive<usize> = 2..=5;
 
@@ -179,7 +187,8 @@ pub struct StepRecord {
     pub verdict: String,
     /// The target in force after the step.
     pub target: u32,
-    /// The CPU's frequency ratio, 1024 = freq_max (0: not read, idle).
+    /// The CPU's frequency ratio, 1024 = freq_max (0: not read, idle);
+    /// for the reader (bench/plot.py draws it), no input of the decision.
     pub freq_scale: u32,
 }
 
@@ -191,14 +200,30 @@ pub struct Live {
     /// Records the ring buffer had no room for.
     pub drops: u64,
     /// Evaluations, by verdict (VERDICTS' order).
-    pub busy: [u64; 6],
+    pub busy: [u64; NR_VERDICTS],
     /// Idle steps, by verdict.
-    pub idle: [u64; 6],
+    pub idle: [u64; NR_VERDICTS],
+}
+
+/// Steps by kind (BUSY, IDLE) and verdict.
+pub type Counts = [[u64; NR_VERDICTS]; 2];
+
+/// The live counts of @live summed, by kind and verdict.
+pub fn live_counts(live: &[Live]) -> Counts {
+    let mut n = Counts::default();
+    for l in live {
+        for (sums, counts) in n.iter_mut().zip([&l.busy, &l.idle]) {
+            for (sum, c) in sums.iter_mut().zip(counts) {
+                *sum += c;
+            }
+        }
+    }
+    n
 }
 
 /// Size of the ring buffer's records (bpf/intf_cpufreq.h).
 const JOIN_SIZE: usize = std::mem::size_of::<bpf_intf::cadence_cpufreq_join>();
-const STEP_SIZE: usize = std::mem::size_of::<bpf_intf::cadence_cpufreq_event>();
+const STEP_SIZE: usize = std::mem::size_of::<bpf_intf::cadence_cpufreq_step_event>();
 
 /// The record of one ring buffer sample; None for one this build does not
 /// know (a wrong kind or size).
@@ -207,7 +232,7 @@ pub fn from_ringbuf(raw: &[u8]) -> Option<Record> {
     if kind == bpf_intf::cadence_cpufreq_record_consts_CADENCE_CPUFREQ_EVENT_STEP
         && raw.len() == STEP_SIZE
     {
-        let e: bpf_intf::cadence_cpufreq_event = bpf_intf::from_bytes(raw)?;
+        let e: bpf_intf::cadence_cpufreq_step_event = bpf_intf::from_bytes(raw)?;
         return Some(Record::Step(StepRecord {
             cpu: e.cpu,
             now_ns: e.now,

@@ -6,7 +6,6 @@
 //! again, and the live scores of the recorded periods are read back from
 //! `idle_cpu`: `idle replay` of the trace must give these same counts.
 
-use std::cell::RefCell;
 use std::collections::BTreeSet;
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -15,62 +14,25 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 use anyhow::{Context, Result, bail};
-use libbpf_rs::{MapCore, MapFlags, MapHandle, RingBufferBuilder};
+use libbpf_rs::{MapCore, MapFlags, MapHandle};
 
 use super::period::Scores;
 use super::score_table;
 use super::trace::{self, Record};
-use crate::bpf_intf::{self, as_bytes};
-use crate::recording;
+use crate::bpf_intf;
+use crate::recording::{self, Recorder, Sink};
 
-/// The pinned maps a recording uses.
+/// record_gen leads struct cadence_idle_ctl (recording::Recorder reads and
+/// writes it there).
+const _: () = assert!(std::mem::offset_of!(bpf_intf::cadence_idle_ctl, record_gen) == 0);
+
+/// The per-CPU maps a recording reads besides the recorder's.
 struct Maps {
-    ctl: MapHandle,
-    trace: MapHandle,
     cpu: MapHandle,
     states: MapHandle,
 }
 
-fn open(dir: &Path, name: &str) -> Result<MapHandle> {
-    let path = dir.join(name);
-    MapHandle::from_pinned_path(&path).with_context(|| format!("opening {}", path.display()))
-}
-
 impl Maps {
-    fn open(dir: &Path) -> Result<Maps> {
-        if !dir.join("idle_ctl").exists() {
-            bail!(
-                "no scheduler is running: nothing pinned at {}/idle_ctl",
-                dir.display()
-            );
-        }
-        Ok(Maps {
-            ctl: open(dir, "idle_ctl")?,
-            trace: open(dir, "idle_trace")?,
-            cpu: open(dir, "idle_cpu")?,
-            states: open(dir, "idle_states")?,
-        })
-    }
-
-    fn ctl(&self) -> Result<bpf_intf::cadence_idle_ctl> {
-        let raw = self
-            .ctl
-            .lookup(&0u32.to_ne_bytes(), MapFlags::ANY)
-            .context("reading idle_ctl")?
-            .context("idle_ctl has no element")?;
-        bpf_intf::from_bytes(&raw).context("idle_ctl: a value of the wrong size")
-    }
-
-    /// Sets record_gen to @generation; the other fields stay (only the loader
-    /// writes them, before attaching).
-    fn set_gen(&self, generation: u64) -> Result<()> {
-        let mut ctl = self.ctl()?;
-        ctl.record_gen = generation;
-        self.ctl
-            .update(&0u32.to_ne_bytes(), as_bytes(&ctl), MapFlags::ANY)
-            .context("writing idle_ctl")
-    }
-
     /// Every possible CPU's idle_cpu value (None where unreadable).
     fn cpus(&self) -> Result<Vec<Option<bpf_intf::cadence_idle_cpu>>> {
         let raw = bpf_intf::percpu_values(&self.cpu, "idle_cpu")?;
@@ -109,56 +71,28 @@ pub struct Recorded {
 /// @pin_dir.
 pub fn record(pin_dir: &Path, secs: f64, file: &Path, stop: &Arc<AtomicBool>) -> Result<Recorded> {
     let length = recording::length(secs)?;
-    let maps = Maps::open(pin_dir)?;
-    // One recording at a time, of either kind (cpufreq record takes the
-    // same lock): record_gen is read, then written.
-    let _lock = recording::lock(pin_dir)?;
-    let mut generation = maps.ctl()?.record_gen;
-    let out = File::create(file).with_context(|| format!("cannot write {}", file.display()))?;
-    let out = RefCell::new(Writer {
-        file: BufWriter::new(out),
-        tables: 0,
-        periods: 0,
-        cpus: BTreeSet::new(),
-        discard: false,
-        error: None,
-    });
-    let mut builder = RingBufferBuilder::new();
-    builder
-        .add(&maps.trace, |raw| {
-            out.borrow_mut().write(raw);
-            0
+    let recorder = Recorder::open(pin_dir, "idle", "idle_ctl", "idle_trace")?;
+    let maps = Maps {
+        cpu: recording::open_pinned(pin_dir, "idle_cpu")?,
+        states: recording::open_pinned(pin_dir, "idle_states")?,
+    };
+    let make_sink = || {
+        let out = File::create(file).with_context(|| format!("cannot write {}", file.display()))?;
+        Ok(Writer {
+            file: BufWriter::new(out),
+            tables: 0,
+            periods: 0,
+            cpus: BTreeSet::new(),
+            error: None,
         })
-        .context("opening the idle_trace ring buffer")?;
-    let rb = builder
-        .build()
-        .context("opening the idle_trace ring buffer")?;
-
-    if generation & 1 == 1 {
-        // Odd with nobody holding the lock: a recorder was killed. End its
-        // recording and throw away what it left.
-        eprintln!(
-            "scx_cadence: warning: an `idle record` was killed while recording (record_gen {generation}): ending it"
-        );
-        generation += 1;
-        maps.set_gen(generation)?;
-        std::thread::sleep(recording::SETTLE);
-    }
-    let drops_before = drops(&maps.cpus()?);
-    discard(&rb, &out)?;
-
-    let generation = generation + 1;
-    maps.set_gen(generation)?;
-    let result = recording::read_for(&rb, length, stop, "idle_trace");
-    // Whatever happened, the recording ends.
-    maps.set_gen(generation + 1)?;
-    let seconds = result?.as_secs_f64();
-    std::thread::sleep(recording::SETTLE);
-    rb.consume().context("draining idle_trace")?;
-
+    };
+    let mut drops_before = 0;
+    let done = recorder.run(pin_dir, length, stop, make_sink, || {
+        drops_before = drops(&maps.cpus()?);
+        Ok(())
+    })?;
+    let (mut w, seconds) = (done.sink, done.seconds);
     let cpus = maps.cpus()?;
-    drop(rb);
-    let mut w = out.into_inner();
     if let Some(e) = w.error.take() {
         return Err(e).with_context(|| format!("writing {}", file.display()));
     }
@@ -201,14 +135,6 @@ fn drops(cpus: &[Option<bpf_intf::cadence_idle_cpu>]) -> u64 {
     cpus.iter().flatten().map(|c| c.record_drops).sum()
 }
 
-/// Empties the ring buffer without writing what it held.
-fn discard(rb: &libbpf_rs::RingBuffer, out: &RefCell<Writer>) -> Result<()> {
-    out.borrow_mut().discard = true;
-    let r = rb.consume().context("draining idle_trace");
-    out.borrow_mut().discard = false;
-    r
-}
-
 /// Where the ring buffer's records go.
 struct Writer {
     file: BufWriter<File>,
@@ -216,18 +142,16 @@ struct Writer {
     periods: u64,
     /// The CPUs with a record.
     cpus: BTreeSet<u32>,
-    /// Draining leftovers: nothing is written.
-    discard: bool,
     /// The first write error; later records are not written.
     error: Option<std::io::Error>,
 }
 
-impl Writer {
-    fn write(&mut self, raw: &[u8]) {
+impl Sink for Writer {
+    fn record(&mut self, raw: &[u8]) {
         let Some(r) = trace::from_ringbuf(raw) else {
             return;
         };
-        if self.discard || self.error.is_some() {
+        if self.error.is_some() {
             return;
         }
         match &r {

@@ -108,6 +108,12 @@ case_cpufreq_record_refusals() {
 	[ $rc -eq 1 ] && [ "$(echo "$out" | wc -l)" -eq 1 ] && [[ $out == *"another recording"*"is in progress"* ]] ||
 		fail "a second recording was not refused: rc=$rc $out" || return 1
 	[ ! -e "$VM_OUT/second.trace" ] || fail "the refused recording wrote its file" || return 1
+	out=$("$SCHED" idle record --seconds 1 "$VM_OUT/idle.trace" 2>&1)
+	rc=$?
+	echo "idle record meanwhile: rc=$rc $out"
+	[ $rc -eq 1 ] && [[ $out == *"another recording"*"is in progress"* ]] ||
+		fail "an idle recording was not refused: rc=$rc $out" || return 1
+	[ ! -e "$VM_OUT/idle.trace" ] || fail "the refused idle recording wrote its file" || return 1
 	wait "$first" || fail "the first recording failed: $(cat "$VM_OUT/cpufreq_first.json")" || return 1
 	python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert d["steps"] > 0 and d["drops"] == 0, d' \
 		"$VM_OUT/cpufreq_first.json" || fail "the first recording recorded nothing" || return 1
