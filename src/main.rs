@@ -15,6 +15,8 @@ mod idle;
 mod instance;
 #[cfg(test)]
 mod latency;
+#[cfg(test)]
+mod machines_tests;
 mod owned;
 #[cfg(test)]
 mod pelt;

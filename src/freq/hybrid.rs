@@ -4,10 +4,14 @@
 //! arch_set_cpu_capacity() and scale_freq_tick() do) instead of the
 //! P-core's whenever the kernel scales that E-core's capacity.
 //!
-//! A machine is hybrid when the CPUs' cpuinfo_max_freq differ and either
-//! their cpu_capacity differ too or /proc/cpuinfo has the x86 `hybrid_cpu`
-//! flag. Differing maxima alone (a favoured core of an ITMT part, or one
-//! whose limit someone lowered) are not hybrid: their capacities are equal.
+//! A machine is hybrid when the CPUs' cpuinfo_max_freq differ and one of
+//! these says so: the perf PMU of Intel's E-cores (/sys/devices/cpu_atom,
+//! with its `cpus`, which arch/x86/events/intel/core.c registers on hybrid
+//! parts only, beside cpu_core), differing cpu_capacity (arm64; x86 kernels
+//! create no such file), or a `hybrid_cpu` flag in /proc/cpuinfo (which
+//! cpufeatures.h hides: kept for kernels that would show it). Differing
+//! maxima alone (a favoured core of an ITMT part, or one whose limit
+//! someone lowered) are not hybrid.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -33,6 +37,13 @@ fn has_hybrid_flag(cpuinfo: &str) -> bool {
         .any(|l| l.split_whitespace().any(|f| f == "hybrid_cpu"))
 }
 
+/// Whether the kernel registered a PMU for Intel's E-cores (a non-empty
+/// devices/cpu_atom/cpus under @root).
+fn has_atom_pmu(root: &Path) -> bool {
+    std::fs::read_to_string(root.join("devices/cpu_atom/cpus"))
+        .is_ok_and(|cpus| !cpus.trim().is_empty())
+}
+
 /// Reads @cpus' cpuinfo_max_freq and cpu_capacity under @root (/sys).
 pub fn probe(root: &Path, cpuinfo: &str, cpus: &[usize]) -> Hybrid {
     let dir = root.join("devices/system/cpu");
@@ -49,8 +60,9 @@ pub fn probe(root: &Path, cpuinfo: &str, cpus: &[usize]) -> Hybrid {
     }
     let highest = max_khz.iter().map(|&(_, k)| k).max().unwrap_or(0);
     let differ = max_khz.iter().any(|&(_, k)| k != highest);
+    let atom = has_atom_pmu(root);
     let flag = has_hybrid_flag(cpuinfo);
-    if !differ || !(caps.len() > 1 || flag) {
+    if !differ || !(atom || caps.len() > 1 || flag) {
         return Hybrid {
             scale: Vec::new(),
             note: "hybrid: no (one frequency reference for all CPUs)".into(),
@@ -66,7 +78,9 @@ pub fn probe(root: &Path, cpuinfo: &str, cpus: &[usize]) -> Hybrid {
         note: format!(
             "hybrid: yes ({}), {smaller} CPUs with a lower maximum ({} to {} MHz): their \
              ratio is relative to their own maximum while the kernel scales their capacity",
-            if flag {
+            if atom {
+                "an E-core PMU, cpu_atom"
+            } else if flag {
                 "hybrid_cpu flag"
             } else {
                 "cpu_capacity differs"

@@ -47,6 +47,14 @@ pub(super) fn amd_boost_numerator(highest: &[u64], cpuinfo: &str) -> Option<u64>
     })
 }
 
+/// Whether /proc/cpuinfo's first CPU is an AMD one: the only x86 vendor
+/// whose acpi_cppc the kernel reads in AMD's perf units (amd-pstate,
+/// amd_get_boost_ratio_numerator()); Intel's is in HWP units, with
+/// highest_perf differing between P- and E-cores.
+fn is_amd(cpuinfo: &str) -> bool {
+    cpuinfo_field(cpuinfo, "vendor_id").as_deref() == Some("AuthenticAMD")
+}
+
 /// Every CPU's acpi_cppc/highest_perf, in CPU order.
 fn all_highest_perf(root: &Path) -> Vec<u64> {
     let cpu = root.join("devices/system/cpu");
@@ -75,6 +83,11 @@ fn all_highest_perf(root: &Path) -> Vec<u64> {
 /// (amd_set_max_freq_ratio(): numerator / nominal_perf x1024).
 pub(super) fn read_cppc(root: &Path, cpuinfo: &str, t: &mut FreqTable) {
     let dir = root.join("devices/system/cpu/cpu0/acpi_cppc");
+    if !is_amd(cpuinfo) {
+        t.notes
+            .push("CPPC: not an AMD CPU, whose CPPC units this reads".to_string());
+        return;
+    }
     if !dir.is_dir() {
         t.notes.push(format!("CPPC: no {}", dir.display()));
         return;

@@ -77,12 +77,18 @@ impl FreqTable {
     pub fn probe() -> FreqTable {
         let mut t = FreqTable::default();
         let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
-        let x86 = cfg!(target_arch = "x86_64");
         msr::read_intel(&mut t);
-        sysfs::read_cppc(Path::new("/sys"), &cpuinfo, &mut t);
-        sysfs::read_cpufreq(Path::new("/sys"), x86, &mut t);
-        t.check_kernel_invariance(x86, &cpuinfo);
+        t.read_sysfs(Path::new("/sys"), &cpuinfo, cfg!(target_arch = "x86_64"));
         t
+    }
+
+    /// What sysfs under @root (/sys, or a machine's fixture in the tests)
+    /// adds after the MSRs: CPPC, then cpufreq, and the kernel's own
+    /// invariance from @cpuinfo; @x86 as the machine is.
+    pub fn read_sysfs(&mut self, root: &Path, cpuinfo: &str, x86: bool) {
+        sysfs::read_cppc(root, cpuinfo, self);
+        sysfs::read_cpufreq(root, x86, self);
+        self.check_kernel_invariance(x86, cpuinfo);
     }
 
     /// On x86 the kernel's frequency ratio exists only with APERFMPERF

@@ -106,9 +106,19 @@ fn turbo_ratio_limit_in_order_and_in_groups() {
 
 #[test]
 fn sysfs_sources_and_their_failures() {
+    let amd = "vendor_id\t: AuthenticAMD\n";
     let mut t = FreqTable::default();
-    sysfs::read_cppc(&fixture("amd-cppc"), "", &mut t);
+    sysfs::read_cppc(&fixture("amd-cppc"), amd, &mut t);
     assert_eq!((t.base_mhz, t.max_mhz), (Some(3000), Some(4150)));
+    // Another vendor's acpi_cppc is not in AMD's units: left alone.
+    let mut t = FreqTable::default();
+    sysfs::read_cppc(&fixture("amd-cppc"), "vendor_id\t: GenuineIntel\n", &mut t);
+    assert_eq!((t.base_mhz, t.max_mhz), (None, None));
+    assert!(
+        t.notes.iter().any(|n| n.contains("not an AMD CPU")),
+        "{:?}",
+        t.notes
+    );
 
     let mut t = FreqTable::default();
     sysfs::read_cpufreq(&fixture("intel-pstate"), true, &mut t);
@@ -128,7 +138,7 @@ fn sysfs_sources_and_their_failures() {
 
     let mut t = FreqTable::default();
     sysfs::read_cpufreq(&fixture("broken-cpufreq"), true, &mut t);
-    sysfs::read_cppc(&fixture("broken-cpufreq"), "", &mut t);
+    sysfs::read_cppc(&fixture("broken-cpufreq"), amd, &mut t);
     assert_eq!(t.max_mhz, None);
     let notes = t.notes.join("\n");
     assert!(notes.contains("holds `garbage`, not a number"), "{notes}");
@@ -294,7 +304,7 @@ fn amd_preferred_cores_use_the_kernels_boost_numerator() {
     );
     assert_eq!(t.kernel_ref_mhz, t.max_mhz);
     // Zen 4 Phoenix (model 0x74): 196 (bugzilla 218759).
-    let phoenix = "cpu family\t: 25\nmodel\t\t: 116\n";
+    let phoenix = "vendor_id\t: AuthenticAMD\ncpu family\t: 25\nmodel\t\t: 116\n";
     let mut t = FreqTable::default();
     sysfs::read_cppc(&fixture("amd-prefcore"), phoenix, &mut t);
     assert_eq!(t.max_mhz, Some(196 * 3000 / 120));
