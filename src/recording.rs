@@ -6,12 +6,14 @@
 use std::cell::{Cell, RefCell};
 use std::fs::File;
 use std::path::Path;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use libbpf_rs::{MapCore, MapFlags, MapHandle, RingBufferBuilder};
 use nix::fcntl::{Flock, FlockArg};
+use signal_hook::consts::{SIGINT, SIGTERM};
 
 /// How often the ring buffer is read. The BPF side submits without a
 /// wake-up (a recorder woken per record records mostly itself) and sizes
@@ -22,6 +24,17 @@ const READ_EVERY: Duration = Duration::from_millis(100);
 /// just before may still be writing: a few instructions; this leaves any
 /// CPU time to finish its callback.
 const SETTLE: Duration = Duration::from_millis(200);
+
+/// The flag SIGINT and SIGTERM set: a recording then ends early, its trace
+/// and counts complete.
+pub fn stop_on_signals() -> Result<Arc<AtomicBool>> {
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [SIGINT, SIGTERM] {
+        signal_hook::flag::register(sig, stop.clone())
+            .context("installing the SIGINT/SIGTERM handler")?;
+    }
+    Ok(stop)
+}
 
 /// The recording's length from --seconds.
 pub fn length(secs: f64) -> Result<Duration> {

@@ -2,12 +2,9 @@
 //! steps, and replaying them under other policies and bands.
 
 use std::path::PathBuf;
-use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Subcommand;
-use signal_hook::consts::{SIGINT, SIGTERM};
 
 use super::{record, replay};
 use crate::idle::cli::Output;
@@ -67,11 +64,7 @@ pub fn run(action: CpufreqAction) -> Result<()> {
             format,
             pin_dir,
         } => {
-            let stop = Arc::new(AtomicBool::new(false));
-            for sig in [SIGINT, SIGTERM] {
-                signal_hook::flag::register(sig, stop.clone())
-                    .context("installing the SIGINT/SIGTERM handler")?;
-            }
+            let stop = crate::recording::stop_on_signals()?;
             let rec = record::record(&pin_dir, seconds, &file, &stop)?;
             record::print(&rec, &file, format == Output::Json);
             Ok(())

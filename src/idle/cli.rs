@@ -2,12 +2,9 @@
 //! replaying idle periods.
 
 use std::path::PathBuf;
-use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::{Subcommand, ValueEnum};
-use signal_hook::consts::{SIGINT, SIGTERM};
 
 use super::{record, replay};
 use crate::pins;
@@ -73,11 +70,7 @@ pub fn run(action: IdleAction) -> Result<()> {
             format,
             pin_dir,
         } => {
-            let stop = Arc::new(AtomicBool::new(false));
-            for sig in [SIGINT, SIGTERM] {
-                signal_hook::flag::register(sig, stop.clone())
-                    .context("installing the SIGINT/SIGTERM handler")?;
-            }
+            let stop = crate::recording::stop_on_signals()?;
             let rec = record::record(&pin_dir, seconds, &file, &stop)?;
             record::print(&rec, &file, format == Output::Json);
             Ok(())
