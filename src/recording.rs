@@ -5,7 +5,7 @@
 
 use std::cell::{Cell, RefCell};
 use std::fs::File;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -14,6 +14,8 @@ use anyhow::{Context, Result, bail};
 use libbpf_rs::{MapCore, MapFlags, MapHandle, RingBufferBuilder};
 use nix::fcntl::{Flock, FlockArg};
 use signal_hook::consts::{SIGINT, SIGTERM};
+
+use crate::idle::cli::Output;
 
 /// How often the ring buffer is read. The BPF side submits without a
 /// wake-up (a recorder woken per record records mostly itself) and sizes
@@ -24,6 +26,20 @@ const READ_EVERY: Duration = Duration::from_millis(100);
 /// just before may still be writing: a few instructions; this leaves any
 /// CPU time to finish its callback.
 const SETTLE: Duration = Duration::from_millis(200);
+
+/// The arguments of `idle record` and `cpufreq record`.
+#[derive(Debug, clap::Args)]
+pub struct RecordArgs {
+    #[clap(long, value_name = "SECS")]
+    pub seconds: f64,
+    #[clap(value_name = "FILE")]
+    pub file: PathBuf,
+    #[clap(long, value_enum, default_value = "text")]
+    pub format: Output,
+    /// bpffs directory where the running scheduler pinned its maps.
+    #[clap(long, value_name = "DIR", default_value = crate::pins::DEFAULT_PIN_DIR)]
+    pub pin_dir: PathBuf,
+}
 
 /// The flag SIGINT and SIGTERM set: a recording then ends early, its trace
 /// and counts complete.

@@ -8,7 +8,7 @@ use clap::Subcommand;
 
 use super::{record, replay};
 use crate::idle::cli::Output;
-use crate::pins;
+use crate::recording::RecordArgs;
 
 #[derive(Debug, Subcommand)]
 pub enum CpufreqAction {
@@ -17,17 +17,7 @@ pub enum CpufreqAction {
     /// the verdict of the deadband) for SECS seconds into FILE (JSON lines,
     /// docs/design.md), and print what the scheduler decided. SIGINT ends
     /// the recording early.
-    Record {
-        #[clap(long, value_name = "SECS")]
-        seconds: f64,
-        #[clap(value_name = "FILE")]
-        file: PathBuf,
-        #[clap(long, value_enum, default_value = "text")]
-        format: Output,
-        /// bpffs directory where the running scheduler pinned its maps.
-        #[clap(long, value_name = "DIR", default_value = pins::DEFAULT_PIN_DIR)]
-        pin_dir: PathBuf,
-    },
+    Record(RecordArgs),
     /// Run a recorded trace through the BPF cpufreq code (no scheduler
     /// needed, root is) under each policy given, and print per policy and
     /// band the requests issued, those the deadband suppressed, and the time
@@ -58,15 +48,10 @@ pub enum CpufreqAction {
 
 pub fn run(action: CpufreqAction) -> Result<()> {
     match action {
-        CpufreqAction::Record {
-            seconds,
-            file,
-            format,
-            pin_dir,
-        } => {
+        CpufreqAction::Record(a) => {
             let stop = crate::recording::stop_on_signals()?;
-            let rec = record::record(&pin_dir, seconds, &file, &stop)?;
-            record::print(&rec, &file, format == Output::Json);
+            let rec = record::record(&a.pin_dir, a.seconds, &a.file, &stop)?;
+            record::print(&rec, &a.file, a.format == Output::Json);
             Ok(())
         }
         CpufreqAction::Replay {

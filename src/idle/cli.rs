@@ -7,14 +7,14 @@ use anyhow::Result;
 use clap::{Subcommand, ValueEnum};
 
 use super::{record, replay};
-use crate::pins;
+use crate::recording::RecordArgs;
 
-/// How `idle record` and `idle replay` print their counts.
+/// How the record and replay commands (`idle`, `cpufreq`) print their counts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Output {
-    /// Seed 003's table.
+    /// A table (for `idle`, seed 003's).
     Text,
-    /// One JSON object: per source and ideal, the counts.
+    /// One JSON object of the counts.
     Json,
 }
 
@@ -32,17 +32,7 @@ pub enum IdleAction {
     /// Record the running scheduler's idle periods for SECS seconds into
     /// FILE (JSON lines, docs/idle.md), and print how the scheduler scored
     /// them. SIGINT ends the recording early.
-    Record {
-        #[clap(long, value_name = "SECS")]
-        seconds: f64,
-        #[clap(value_name = "FILE")]
-        file: PathBuf,
-        #[clap(long, value_enum, default_value = "text")]
-        format: Output,
-        /// bpffs directory where the running scheduler pinned its maps.
-        #[clap(long, value_name = "DIR", default_value = pins::DEFAULT_PIN_DIR)]
-        pin_dir: PathBuf,
-    },
+    Record(RecordArgs),
     /// Run a recorded trace through the BPF learner (no scheduler needed,
     /// root is) and print the score table (as `idle stats`) for teo, seed
     /// 003, the per-choice variant and an oracle.
@@ -64,15 +54,10 @@ pub enum IdleAction {
 pub fn run(action: IdleAction) -> Result<()> {
     match action {
         IdleAction::Stats { per_cpu } => print_stats(&crate::stats::fetch_once()?, per_cpu),
-        IdleAction::Record {
-            seconds,
-            file,
-            format,
-            pin_dir,
-        } => {
+        IdleAction::Record(a) => {
             let stop = crate::recording::stop_on_signals()?;
-            let rec = record::record(&pin_dir, seconds, &file, &stop)?;
-            record::print(&rec, &file, format == Output::Json);
+            let rec = record::record(&a.pin_dir, a.seconds, &a.file, &stop)?;
+            record::print(&rec, &a.file, a.format == Output::Json);
             Ok(())
         }
         IdleAction::Replay {

@@ -21,12 +21,7 @@ case_policy_swap_storm() {
 	kill $p_stress
 	wait $p_stress
 	[ $rc -eq 0 ] || fail "policy swaps failed (see above)" || return 1
-	[ "$(sched_state)" = enabled ] && [ "$(enable_seq)" = "$seq0" ] ||
-		fail "the scheduler detached during the swaps" || return 1
-	kill -0 "$SCHED_PID" || fail "the loader exited" || return 1
-	local bad
-	bad=$(kernel_complaints)
-	[ -z "$bad" ] || fail "dmesg: $(echo "$bad" | head -n 3)" || return 1
+	attached_throughout "$seq0" || return 1
 	stop_sched
 }
 
