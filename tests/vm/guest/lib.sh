@@ -149,9 +149,13 @@ bench_detach() {
 	wait_state disabled 20 || echo "$1 did not detach" >&2
 }
 
-# kernel_complaints: lines of dmesg that mean the kernel was unhappy.
+# kernel_complaints: lines of dmesg that mean the kernel was unhappy, since
+# the case began (run.sh logs "$CASE_MARK NAME" first; a case run without
+# run.sh reads all of dmesg). One stall is then one failed case, not every
+# case after it.
 kernel_complaints() {
-	dmesg | grep -E 'stall|BUG:|WARNING:' || true
+	dmesg | awk -v mark="${CASE_MARK:-}" 'mark != "" && index($0, mark) { n = 0; next } { line[n++] = $0 }
+		END { for (i = 0; i < n; i++) print line[i] }' | grep -E 'stall|BUG:|WARNING:' || true
 }
 
 # attached_throughout SEQ0: still attached, never re-enabled since SEQ0, the

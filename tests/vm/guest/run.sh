@@ -24,6 +24,8 @@ done
 # ran past 300 s (900 swaps in 263 s) on a host about 3x slower than usual,
 # in the fresh-clone CI at c74217b.
 CASE_TIMEOUT=${CASE_TIMEOUT:-600}
+# What each case's first line in the kernel log starts with.
+export CASE_MARK="cadence-vm: case"
 
 touch "$VM_OUT/results"
 sed -i '/^vm: /d' "$VM_OUT/results"
@@ -35,6 +37,8 @@ for f in "${files[@]}"; do
 		grep -qE "^(ok|FAIL) $name( |:|\$)" "$VM_OUT/results" && continue
 		echo "$name" >"$VM_OUT/current"
 		sync
+		# Where this case's kernel log begins (lib.sh, kernel_complaints()).
+		echo "$CASE_MARK $name" >/dev/kmsg
 		log=$VM_OUT/$name.log
 		start=$SECONDS
 		timeout -k 10 "$CASE_TIMEOUT" bash -c ". '$HERE/lib.sh'; . '$f'; set -u; $name" >"$log" 2>&1
