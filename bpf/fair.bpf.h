@@ -73,7 +73,10 @@
  *     vtime ahead; among 200 nice-0 tasks on 4 CPUs the frontier covers
  *     that in 13.7 s, which fairness asks it to wait and which brings the
  *     kernel's 30 s watchdog close. This bound only cuts waits longer than
- *     CADENCE_MAX_WAIT_NS, so weights stay exact below it.
+ *     CADENCE_MAX_WAIT_NS, so weights stay exact below it. It is reckoned
+ *     with the weight queued when the task is: weight that arrives later
+ *     slows the frontier, and a task that has waited CADENCE_STARVE_JIFFIES
+ *     runs ahead of its queue's order (queues.bpf.h, take_any_starved()).
  * A task that keeps up with its queue never meets either bound, so weights
  * are exact among the tasks of each queue. (Not quite while the head of an
  * LLC queue may not run on the CPUs serving it: move_to_local() skips it,
@@ -90,12 +93,12 @@
  * waiting in the other queue. So no head waits on the other queue past that
  * bound for tasks queued after it, however the frontiers move; but where
  * the LLC queue's head may not run on this CPU: move_to_local() then takes
- * a later task (above), and a task of the own queue has take_starved()'s
- * bound (main.bpf.c). The exception is a task holding its CPU
+ * a later task (above), and a task of either queue has take_any_starved()'s
+ * bound (queues.bpf.h). The exception is a task holding its CPU
  * (placement.hold): it waits in that CPU's own queue with its vtime in the
  * LLC queue's frame (task_ctx.hold_queued), and goes before the LLC
  * queue's head and before the running task by deadline alone, as in one
- * runqueue, within take_starved()'s bound.
+ * runqueue, within take_any_starved()'s bound.
  *
  * Busy LLCs balance (llc_to_balance()): stealing when idle never moves a
  * task between busy LLCs, and without it N tasks on one LLC and one on

@@ -284,7 +284,10 @@ struct cadence_cpu_stats {
 	 * (place.bpf.h, make_room_for_pinned()).
 	 */
 	u64 dispatch_make_room;
-	/* Tasks taken from a CPU's own queue after waiting 250 jiffies (queues.bpf.h). */
+	/*
+	 * Tasks taken from a CPU's own queue or its LLC's ahead of their order
+	 * after waiting 250 jiffies (queues.bpf.h, take_any_starved()).
+	 */
 	u64 dispatch_starved;
 	/*
 	 * Tasks holding their CPU sent back to their LLC queue because a

@@ -308,6 +308,15 @@ void BPF_STRUCT_OPS(cadence_dispatch, s32 cpu, struct task_struct *prev)
 		if (pctx && group_bw_throttled(pctx->cgroup_id))
 			pctx = NULL;
 	}
+	/*
+	 * No task waits in this CPU's queues much past the bound. Here, not in
+	 * dispatch_queues(): its frame and take_starved()'s would leave less
+	 * than the stack margin.
+	 */
+	if (take_any_starved(cpu)) {
+		stat_inc(dispatch_starved);
+		return;
+	}
 	if (dispatch_queues(cpu, prev, pctx, pol, &end) || !prev || !pctx)
 		return;
 	/*

@@ -299,35 +299,99 @@ static __always_inline bool defer_head_to_idle(const struct queue_head *q)
  * tasks holding their CPU (at most one CPU-bound), rarely more than a few.
  */
 #define CADENCE_STARVE_SCAN 32
+/*
+ * The same for an LLC's queue, which holds every runnable task of the LLC
+ * under overload: 268 when khugepaged (nice 19) starved in the mixed-load
+ * case, 700 under stress-ng's affinity churn. The lead bound keeps waits
+ * near 1 s only while the queue's weight stays what it was when a task was
+ * queued: khugepaged, queued beside about 30 tasks, waited 10-15 s once
+ * hackbench and stress-ng made them 270 (mixed-load case, CI at 9931e5a).
+ * Looked at from the back, as the own queue: a task waiting long was
+ * queued far ahead of the frontier.
+ */
+#define CADENCE_STARVE_SCAN_LLC 1024
+/*
+ * Jiffies between two looks at an LLC's queue for a starved task: 25, a
+ * tenth of CADENCE_STARVE_JIFFIES (100 ms at HZ=250), so that a starved
+ * task waits there little past that bound, while a look (up to twice
+ * CADENCE_STARVE_SCAN_LLC steps of the DSQ iterator) is taken by one CPU of
+ * the LLC ten times a second, not at every dispatch.
+ */
+#define CADENCE_STARVE_LLC_EVERY 25
+
+/* When each LLC's queue is next looked at for a starved task, jiffies. */
+static u64 llc_starve_look_at[CADENCE_MAX_LLCS];
 
 /*
- * Take a task that has waited CADENCE_STARVE_JIFFIES or longer in @cpu's
- * own queue; true if one was taken. It runs out of the queue's order, so
- * the queue's frontier does not follow it (cadence_running()): the tasks
- * before it keep their lag.
+ * Take the task that has waited longest in @dsq, of the last @scan queued
+ * there that may run on @cpu, if it waited CADENCE_STARVE_JIFFIES or longer;
+ * true if it was taken. The longest-waiting one, not the first found: under
+ * overload in QEMU a whole LLC queue of 400 tasks waits over 1 s, and taking
+ * the first found from the back served the queue backwards, and its head
+ * waited 8 s. The task runs out of the queue's order, so the queue's
+ * frontier does not follow it (cadence_running()): the tasks before it keep
+ * their lag. Global, not static: the verifier checks it once, with @scan
+ * unknown, so its loops converge in a few steps; static, they were walked
+ * step by step for each caller's constant, and 1024 steps kept the
+ * scheduler from attaching within a minute under TCG.
  */
-static __noinline bool take_starved(s32 cpu)
+__noinline bool take_starved(u64 dsq, s32 cpu, u32 scan)
 {
-	u64 dsq = cpu_dsq(cpu), now = bpf_jiffies64();
+	u64 now = bpf_jiffies64(), waited, longest = 0;
 	struct task_ctx *tctx;
 	struct task_struct *p;
+	s32 pid = -1;
 	u32 seen = 0;
 
 	if (scx_bpf_dsq_nr_queued(dsq) <= 0)
 		return false;
 	bpf_for_each (scx_dsq, p, dsq, SCX_DSQ_ITER_REV) {
-		if (++seen > CADENCE_STARVE_SCAN)
+		if (++seen > scan)
 			break;
-		if ((long)(now - p->scx.runnable_at) < CADENCE_STARVE_JIFFIES)
-			continue;
-		if (scx_bpf_dsq_move(BPF_FOR_EACH_ITER, p, SCX_DSQ_LOCAL, 0)) {
-			tctx = lookup_task_ctx(p);
-			if (tctx)
-				tctx->queued = false;
-			return true;
+		waited = now - p->scx.runnable_at;
+		if ((s64)waited >= CADENCE_STARVE_JIFFIES && waited > longest &&
+		    bpf_cpumask_test_cpu(cpu, p->cpus_ptr)) {
+			longest = waited;
+			pid = p->pid;
 		}
 	}
+	if (pid < 0)
+		return false;
+	seen = 0;
+	bpf_for_each (scx_dsq, p, dsq, SCX_DSQ_ITER_REV) {
+		if (++seen > scan)
+			break;
+		if (p->pid != pid)
+			continue;
+		if (!scx_bpf_dsq_move(BPF_FOR_EACH_ITER, p, SCX_DSQ_LOCAL, 0))
+			return false;
+		tctx = lookup_task_ctx(p);
+		if (tctx)
+			tctx->queued = false;
+		return true;
+	}
 	return false;
+}
+
+/*
+ * take_starved() from @cpu's own queue, at every dispatch, or from its
+ * LLC's, if no CPU of the LLC looked there in the last
+ * CADENCE_STARVE_LLC_EVERY jiffies (the CPU that moves the next look's time
+ * takes this one). Not inlined: its locals would grow dispatch()'s frame,
+ * which is on the call chain down dispatch_queues().
+ */
+static __noinline bool take_any_starved(s32 cpu)
+{
+	u32 llc = cpu_llc_id(cpu);
+	u64 *look_at = &llc_starve_look_at[llc_index(llc)];
+	u64 now = bpf_jiffies64(), at = *look_at;
+
+	if (take_starved(cpu_dsq(cpu), cpu, CADENCE_STARVE_SCAN))
+		return true;
+	if ((s64)(now - at) < 0 ||
+	    __sync_val_compare_and_swap(look_at, at, now + CADENCE_STARVE_LLC_EVERY) != at)
+		return false;
+	return take_starved(llc_dsq(llc), cpu, CADENCE_STARVE_SCAN_LLC);
 }
 
 /*
@@ -443,12 +507,6 @@ static __noinline bool dispatch_queues(s32 cpu, struct task_struct *prev, struct
 	u64 pslice = 0, pdeadline = 0;
 	bool prev_first = false;
 	s32 busier;
-
-	/* No task waits in this CPU's own queue past the bound. */
-	if (take_starved(cpu)) {
-		stat_inc(dispatch_starved);
-		return true;
-	}
 
 	peek_head(own_q, cpu_dsq(cpu));
 	peek_head(llc_q, llc_dsq(llc));

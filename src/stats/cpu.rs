@@ -94,7 +94,7 @@ cpu_metrics! {
     enq_stay: "Running tasks that gave up their CPU and were queued on it to wait for it, not moved (placement.hold)",
     dispatch_rebalance: "Slice ends at which a running task was not refilled so that it moves: a lasting imbalance (placement.hold)",
     dispatch_make_room: "Slice ends at which a running task that may run elsewhere gave its CPU to a CPU-bound task pinned there and left for an idle CPU",
-    dispatch_starved: "Tasks taken from a CPU's own queue ahead of its order because they had waited 250 jiffies (1 s at HZ=250)",
+    dispatch_starved: "Tasks taken from a CPU's own queue or its LLC's ahead of their order because they had waited 250 jiffies (1 s at HZ=250)",
     dispatch_unhold: "Tasks holding their CPU (placement.hold) sent back to their LLC queue, where every CPU sees them, because a lasting task of like util per weight went first on that CPU",
     tick_rcu_reader: "Ticks that left the running task's slice alone (refilled if used up) because it was inside an RCU read-side critical section",
     tick_wake_preempt: "Slices the tick cut because a waiting task should now preempt the running one (a wake-up held back by its minimum slice or earlier deadline)",

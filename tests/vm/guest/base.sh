@@ -67,6 +67,8 @@ case_mixed_load() {
 	bad=$(kernel_complaints)
 	[ -z "$bad" ] || fail "dmesg: $(echo "$bad" | head -n 3)" || return 1
 	grep -q '^balanced gen 1 | util ' "$log" || fail "--stats printed no stats" || return 1
+	# How many tasks waited 250 jiffies and ran ahead of their queue's order.
+	"$SCHED" stats -v | grep -o 'starved [0-9]*'
 	stop_sched
 }
 
