@@ -318,80 +318,112 @@ static __always_inline bool defer_head_to_idle(const struct queue_head *q)
  * the LLC ten times a second, not at every dispatch.
  */
 #define CADENCE_STARVE_LLC_EVERY 25
+/*
+ * Jiffies to the next look after one that found a starved task: 1, so that
+ * others that starved with it, or one that the looking CPU may not run,
+ * are taken within a few ticks, each by one look.
+ */
+#define CADENCE_STARVE_LLC_AGAIN 1
 
 /* When each LLC's queue is next looked at for a starved task, jiffies. */
 static u64 llc_starve_look_at[CADENCE_MAX_LLCS];
 
+/* What take_starved() found. */
+enum starved_found {
+	STARVED_NONE,
+	/* One starved, but not one this CPU may run. */
+	STARVED_ELSEWHERE,
+	STARVED_TAKEN,
+};
+
 /*
  * Take the task that has waited longest in @dsq, of the last @scan queued
- * there that may run on @cpu, if it waited CADENCE_STARVE_JIFFIES or longer;
- * true if it was taken. The longest-waiting one, not the first found: under
- * overload in QEMU a whole LLC queue of 400 tasks waits over 1 s, and taking
- * the first found from the back served the queue backwards, and its head
- * waited 8 s. The task runs out of the queue's order, so the queue's
- * frontier does not follow it (cadence_running()): the tasks before it keep
- * their lag. Global, not static: the verifier checks it once, with @scan
- * unknown, so its loops converge in a few steps; static, they were walked
- * step by step for each caller's constant, and 1024 steps kept the
+ * there that may run on @cpu, if it waited CADENCE_STARVE_JIFFIES or
+ * longer. The longest-waiting one, not the first found: under overload in
+ * QEMU a whole LLC queue of 400 tasks waits over 1 s, and taking the first
+ * found from the back served the queue backwards, and its head waited 8 s.
+ * The task runs out of the queue's order, so the queue's frontier does not
+ * follow it (cadence_running()): the tasks before it keep their lag. It is
+ * moved from a second walk, checked again there: an affinity change
+ * between the walks requeues it, and a move to a CPU it may not use ends
+ * the scheduler. Global, not static: the verifier checks it once, with
+ * @scan unknown, so its loops converge in a few steps; static, they were
+ * walked step by step for each caller's constant, and 1024 steps kept the
  * scheduler from attaching within a minute under TCG.
  */
-__noinline bool take_starved(u64 dsq, s32 cpu, u32 scan)
+__noinline int take_starved(u64 dsq, s32 cpu, u32 scan)
 {
-	u64 now = bpf_jiffies64(), waited, longest = 0;
+	u64 now = bpf_jiffies64(), waited, longest = 0, since = 0;
+	int found = STARVED_NONE;
 	struct task_ctx *tctx;
 	struct task_struct *p;
+	u32 seen = 0, at = 0;
 	s32 pid = -1;
-	u32 seen = 0;
 
 	if (scx_bpf_dsq_nr_queued(dsq) <= 0)
-		return false;
+		return STARVED_NONE;
 	bpf_for_each (scx_dsq, p, dsq, SCX_DSQ_ITER_REV) {
 		if (++seen > scan)
 			break;
 		waited = now - p->scx.runnable_at;
-		if ((s64)waited >= CADENCE_STARVE_JIFFIES && waited > longest &&
-		    bpf_cpumask_test_cpu(cpu, p->cpus_ptr)) {
+		if ((s64)waited < CADENCE_STARVE_JIFFIES)
+			continue;
+		if (!bpf_cpumask_test_cpu(cpu, p->cpus_ptr)) {
+			found = STARVED_ELSEWHERE;
+			continue;
+		}
+		if (waited > longest) {
 			longest = waited;
+			since = p->scx.runnable_at;
 			pid = p->pid;
+			at = seen;
 		}
 	}
 	if (pid < 0)
-		return false;
+		return found;
 	seen = 0;
 	bpf_for_each (scx_dsq, p, dsq, SCX_DSQ_ITER_REV) {
-		if (++seen > scan)
+		if (++seen > at)
 			break;
 		if (p->pid != pid)
 			continue;
-		if (!scx_bpf_dsq_move(BPF_FOR_EACH_ITER, p, SCX_DSQ_LOCAL, 0))
-			return false;
+		if (p->scx.runnable_at != since || !bpf_cpumask_test_cpu(cpu, p->cpus_ptr) ||
+		    !scx_bpf_dsq_move(BPF_FOR_EACH_ITER, p, SCX_DSQ_LOCAL, 0))
+			return STARVED_ELSEWHERE;
 		tctx = lookup_task_ctx(p);
 		if (tctx)
 			tctx->queued = false;
-		return true;
+		return STARVED_TAKEN;
 	}
-	return false;
+	return STARVED_ELSEWHERE;
 }
 
 /*
  * take_starved() from @cpu's own queue, at every dispatch, or from its
  * LLC's, if no CPU of the LLC looked there in the last
  * CADENCE_STARVE_LLC_EVERY jiffies (the CPU that moves the next look's time
- * takes this one). Not inlined: its locals would grow dispatch()'s frame,
- * which is on the call chain down dispatch_queues().
+ * takes this one); true if a task was taken. Not inlined: its locals would
+ * grow dispatch()'s frame, which is on the call chain down
+ * dispatch_queues().
  */
 static __noinline bool take_any_starved(s32 cpu)
 {
 	u32 llc = cpu_llc_id(cpu);
 	u64 *look_at = &llc_starve_look_at[llc_index(llc)];
 	u64 now = bpf_jiffies64(), at = *look_at;
+	int found;
 
-	if (take_starved(cpu_dsq(cpu), cpu, CADENCE_STARVE_SCAN))
+	if (take_starved(cpu_dsq(cpu), cpu, CADENCE_STARVE_SCAN) == STARVED_TAKEN)
 		return true;
 	if ((s64)(now - at) < 0 ||
 	    __sync_val_compare_and_swap(look_at, at, now + CADENCE_STARVE_LLC_EVERY) != at)
 		return false;
-	return take_starved(llc_dsq(llc), cpu, CADENCE_STARVE_SCAN_LLC);
+	found = take_starved(llc_dsq(llc), cpu, CADENCE_STARVE_SCAN_LLC);
+	/* Others may be starved too, or this one not for this CPU: look again soon. */
+	if (found != STARVED_NONE)
+		__sync_val_compare_and_swap(look_at, now + CADENCE_STARVE_LLC_EVERY,
+					    now + CADENCE_STARVE_LLC_AGAIN);
+	return found == STARVED_TAKEN;
 }
 
 /*
