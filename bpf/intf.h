@@ -285,10 +285,12 @@ struct cadence_cpu_stats {
 	 */
 	u64 dispatch_make_room;
 	/*
-	 * Tasks taken from a CPU's own queue or its LLC's ahead of their order
-	 * after waiting 250 jiffies (queues.bpf.h, take_any_starved()).
+	 * Tasks taken from a CPU's own queue ahead of its order after waiting
+	 * 250 jiffies (queues.bpf.h, take_any_starved()).
 	 */
 	u64 dispatch_starved;
+	/* The same from an LLC's queue. */
+	u64 dispatch_starved_llc;
 	/*
 	 * Tasks holding their CPU sent back to their LLC queue because a
 	 * lasting task of like util per weight went first there

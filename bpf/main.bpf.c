@@ -313,10 +313,8 @@ void BPF_STRUCT_OPS(cadence_dispatch, s32 cpu, struct task_struct *prev)
 	 * dispatch_queues(): its frame and take_starved()'s would leave less
 	 * than the stack margin.
 	 */
-	if (take_any_starved(cpu)) {
-		stat_inc(dispatch_starved);
+	if (take_any_starved(cpu))
 		return;
-	}
 	if (dispatch_queues(cpu, prev, pctx, pol, &end) || !prev || !pctx)
 		return;
 	/*

@@ -413,8 +413,10 @@ static __noinline bool take_any_starved(s32 cpu)
 	u64 now = bpf_jiffies64(), at = *look_at;
 	int found;
 
-	if (take_starved(cpu_dsq(cpu), cpu, CADENCE_STARVE_SCAN) == STARVED_TAKEN)
+	if (take_starved(cpu_dsq(cpu), cpu, CADENCE_STARVE_SCAN) == STARVED_TAKEN) {
+		stat_inc(dispatch_starved);
 		return true;
+	}
 	if ((s64)(now - at) < 0 ||
 	    __sync_val_compare_and_swap(look_at, at, now + CADENCE_STARVE_LLC_EVERY) != at)
 		return false;
@@ -423,7 +425,10 @@ static __noinline bool take_any_starved(s32 cpu)
 	if (found != STARVED_NONE)
 		__sync_val_compare_and_swap(look_at, now + CADENCE_STARVE_LLC_EVERY,
 					    now + CADENCE_STARVE_LLC_AGAIN);
-	return found == STARVED_TAKEN;
+	if (found != STARVED_TAKEN)
+		return false;
+	stat_inc(dispatch_starved_llc);
+	return true;
 }
 
 /*

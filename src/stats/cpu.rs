@@ -94,7 +94,8 @@ cpu_metrics! {
     enq_stay: "Running tasks that gave up their CPU and were queued on it to wait for it, not moved (placement.hold)",
     dispatch_rebalance: "Slice ends at which a running task was not refilled so that it moves: a lasting imbalance (placement.hold)",
     dispatch_make_room: "Slice ends at which a running task that may run elsewhere gave its CPU to a CPU-bound task pinned there and left for an idle CPU",
-    dispatch_starved: "Tasks taken from a CPU's own queue or its LLC's ahead of their order because they had waited 250 jiffies (1 s at HZ=250)",
+    dispatch_starved: "Tasks taken from a CPU's own queue ahead of its order because they had waited 250 jiffies (1 s at HZ=250)",
+    dispatch_starved_llc: "Tasks taken from an LLC's queue ahead of its order because they had waited 250 jiffies (the one that waited longest, one per look)",
     dispatch_unhold: "Tasks holding their CPU (placement.hold) sent back to their LLC queue, where every CPU sees them, because a lasting task of like util per weight went first on that CPU",
     tick_rcu_reader: "Ticks that left the running task's slice alone (refilled if used up) because it was inside an RCU read-side critical section",
     tick_wake_preempt: "Slices the tick cut because a waiting task should now preempt the running one (a wake-up held back by its minimum slice or earlier deadline)",
@@ -111,7 +112,7 @@ cpu_metrics! {
 /// One line of counters, grouped as `--stats` prints them.
 pub fn format_counters(m: &CpuMetrics) -> String {
     format!(
-        "wake: prev-core {} llc-core {} core {} prev {} llc {} any {} busy {} | place: prev-small {} idle-big {} idle-small {} near-small {} near-big {} near-llc {} any {} busy {} | enq: pinned {} idle {} llc {} stay {} lag-floor {} wait-cap {} kick {} | dsp: own {} llc {} steal {} balance {} keep {} defer {} rebalance {} make-room {} starved {} unhold {} | preempt {} rcu-reader {} | latency: preempt {} spent {} parity {} parity-kick {} parity-fired {} slice-kick {} slice-rcu {} yield {} tick {} sync {} sync-yield {} overtake {} | moves: thread {} small {} big {} by wake {} requeue {} queue {} | policy gen {} refresh {}",
+        "wake: prev-core {} llc-core {} core {} prev {} llc {} any {} busy {} | place: prev-small {} idle-big {} idle-small {} near-small {} near-big {} near-llc {} any {} busy {} | enq: pinned {} idle {} llc {} stay {} lag-floor {} wait-cap {} kick {} | dsp: own {} llc {} steal {} balance {} keep {} defer {} rebalance {} make-room {} starved {} starved-llc {} unhold {} | preempt {} rcu-reader {} | latency: preempt {} spent {} parity {} parity-kick {} parity-fired {} slice-kick {} slice-rcu {} yield {} tick {} sync {} sync-yield {} overtake {} | moves: thread {} small {} big {} by wake {} requeue {} queue {} | policy gen {} refresh {}",
         m.select_prev_core,
         m.select_llc_core,
         m.select_any_core,
@@ -143,6 +144,7 @@ pub fn format_counters(m: &CpuMetrics) -> String {
         m.dispatch_rebalance,
         m.dispatch_make_room,
         m.dispatch_starved,
+        m.dispatch_starved_llc,
         m.dispatch_unhold,
         m.tick_preempt,
         m.tick_rcu_reader,
