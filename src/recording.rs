@@ -15,8 +15,6 @@ use libbpf_rs::{MapCore, MapFlags, MapHandle, RingBufferBuilder};
 use nix::fcntl::{Flock, FlockArg};
 use signal_hook::consts::{SIGINT, SIGTERM};
 
-use crate::idle::cli::Output;
-
 /// How often the ring buffer is read. The BPF side submits without a
 /// wake-up (a recorder woken per record records mostly itself) and sizes
 /// its ring buffer for what a busy machine writes in this time.
@@ -26,6 +24,15 @@ const READ_EVERY: Duration = Duration::from_millis(100);
 /// just before may still be writing: a few instructions; this leaves any
 /// CPU time to finish its callback.
 const SETTLE: Duration = Duration::from_millis(200);
+
+/// How the record and replay commands (`idle`, `cpufreq`) print their counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Output {
+    /// A table (for `idle`, seed 003's).
+    Text,
+    /// One JSON object of the counts.
+    Json,
+}
 
 /// The arguments of `idle record` and `cpufreq record`.
 #[derive(Debug, clap::Args)]

@@ -7,8 +7,7 @@ use anyhow::Result;
 use clap::Subcommand;
 
 use super::{record, replay};
-use crate::idle::cli::Output;
-use crate::recording::RecordArgs;
+use crate::recording::{Output, RecordArgs};
 
 #[derive(Debug, Subcommand)]
 pub enum CpufreqAction {

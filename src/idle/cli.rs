@@ -4,19 +4,10 @@
 use std::path::PathBuf;
 
 use anyhow::Result;
-use clap::{Subcommand, ValueEnum};
+use clap::Subcommand;
 
 use super::{record, replay};
-use crate::recording::RecordArgs;
-
-/// How the record and replay commands (`idle`, `cpufreq`) print their counts.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum Output {
-    /// A table (for `idle`, seed 003's).
-    Text,
-    /// One JSON object of the counts.
-    Json,
-}
+use crate::recording::{Output, RecordArgs};
 
 #[derive(Debug, Subcommand)]
 pub enum IdleAction {
