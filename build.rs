@@ -46,10 +46,36 @@ const SCHED_UNITS: &[&str] = &[
     "bpf/task_view.bpf.c",
     "bpf/cgroup.bpf.c",
     "bpf/cgroup_bw.bpf.c",
+    "bpf/place_search.bpf.c",
+    "bpf/idle_learn.bpf.c",
 ];
+
+/// Builds the SEC("syscall") object @main linked with the units in @units
+/// (the same .bpf.c files the scheduler links, so the host tests run the
+/// scheduler's own code) into OUT_DIR/@name/bpf_skel.rs. scx_cargo's
+/// linking names its object and skeleton `bpf` in the builder's OUT_DIR, so
+/// each linked test object gets a directory of its own.
+fn linked_skel(name: &str, main: &str, units: &[&str]) {
+    let out = std::env::var("OUT_DIR").expect("cargo sets OUT_DIR");
+    let dir = std::path::Path::new(&out).join(name);
+    std::fs::create_dir_all(&dir).expect("creating a test object's OUT_DIR");
+    // SAFETY: the build script runs single-threaded; scx_cargo reads OUT_DIR
+    // only in BpfBuilder::new(), and it is put back right after.
+    unsafe { std::env::set_var("OUT_DIR", &dir) };
+    let mut b = scx_cargo::BpfBuilder::new().expect(NO_CLANG);
+    unsafe { std::env::set_var("OUT_DIR", &out) };
+    b.enable_skel(main, name);
+    for unit in units {
+        b.add_source(unit);
+    }
+    b.compile_link_gen()
+        .unwrap_or_else(|e| panic!("building the BPF object {name} failed: {e:#}"));
+}
 
 fn main() {
     check_clang();
+    // scx_cargo names the files it compiles, not every header they include.
+    println!("cargo:rerun-if-changed=bpf");
     // The scheduler: one unit per concern, compiled apart and linked into
     // OUT_DIR/bpf.bpf.o (bpf/cadence.bpf.h declares what they share).
     let mut sched = scx_cargo::BpfBuilder::new().expect(NO_CLANG);
@@ -69,12 +95,12 @@ fn main() {
         .enable_skel("bpf/pelt_test.bpf.c", "pelt_test")
         .build()
         .expect("building the BPF PELT test programs failed");
-    // And for bpf/place_search.bpf.h, the small-core placement search.
-    scx_cargo::BpfBuilder::new()
-        .expect(NO_CLANG)
-        .enable_skel("bpf/place_test.bpf.c", "place_test")
-        .build()
-        .expect("building the BPF placement test program failed");
+    // And for bpf/place_search.bpf.c, the small-core placement search.
+    linked_skel(
+        "place_test",
+        "bpf/place_test.bpf.c",
+        &["bpf/place_search.bpf.c"],
+    );
     // And for bpf/deadline.bpf.h, virtual deadlines, eligibility and the
     // wake-up preemption decision.
     scx_cargo::BpfBuilder::new()
@@ -95,13 +121,13 @@ fn main() {
         .enable_skel("bpf/aperf_probe.bpf.c", "aperf_probe")
         .build()
         .expect("building the BPF APERF/MPERF probe failed");
-    // The idle-state learner (bpf/idle_learn.bpf.h) outside the scheduler:
+    // The idle-state learner (bpf/idle_learn.bpf.c) outside the scheduler:
     // what `scx_cadence idle replay` runs, and the host tests with it.
-    scx_cargo::BpfBuilder::new()
-        .expect(NO_CLANG)
-        .enable_skel("bpf/idle_replay.bpf.c", "idle_replay")
-        .build()
-        .expect("building the BPF idle learner program failed");
+    linked_skel(
+        "idle_replay",
+        "bpf/idle_replay.bpf.c",
+        &["bpf/idle_learn.bpf.c"],
+    );
     // The same for the cpufreq target and deadband (bpf/cpufreq_target.bpf.h):
     // what `scx_cadence cpufreq replay` runs, and the host tests with it.
     scx_cargo::BpfBuilder::new()

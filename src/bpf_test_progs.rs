@@ -25,9 +25,10 @@ pub mod pelt {
     include!(concat!(env!("OUT_DIR"), "/pelt_test_skel.rs"));
 }
 
-/// bpf/place_test.bpf.c: the idle-CPU search (bpf/place_search.bpf.h).
+/// bpf/place_test.bpf.c linked with bpf/place_search.bpf.c, the scheduler's
+/// idle-CPU search unit.
 pub mod place {
-    include!(concat!(env!("OUT_DIR"), "/place_test_skel.rs"));
+    linked_skel!("place_test", PlaceTestSkel, PlaceTestSkelBuilder);
 }
 
 /// bpf/deadline_test.bpf.c: virtual deadlines, eligibility and the wake-up

@@ -2,6 +2,7 @@
 //! the modules below.
 
 mod bpf_intf;
+#[macro_use]
 mod bpf_skel;
 #[cfg(test)]
 mod bpf_stack_tests;

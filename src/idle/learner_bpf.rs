@@ -11,8 +11,9 @@ use super::period::{Entry, Scores};
 use super::table::{StatesNs, Table};
 use crate::bpf_intf;
 
+/// bpf/idle_replay.bpf.c linked with the scheduler's bpf/idle_learn.bpf.c.
 mod skel {
-    include!(concat!(env!("OUT_DIR"), "/idle_replay_skel.rs"));
+    linked_skel!("idle_replay", IdleReplaySkel, IdleReplaySkelBuilder);
 }
 
 /// One idle period as the learner takes it.

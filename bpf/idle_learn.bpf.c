@@ -1,0 +1,510 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The idle-state learner, pure: no maps, no helpers, so that the scheduler
+ * (idle.bpf.c, on each CPU's working copy of its table) and the replay
+ * program (idle_replay.bpf.c) link this same unit.
+ *
+ * Three predictions are made as each idle period starts:
+ *
+ * - teo: the selection of Linux 7.1's teo (drivers/cpuidle/governors/teo.c,
+ *   teo_select()) on its own bins: per state the decayed "hits" (the period
+ *   ended in the sleep length's bin, after the timer was due) and
+ *   "intercepts" (it did not). Starting from the deepest enabled state, it
+ *   walks shallower while the intercepts of shallower states dominate,
+ *   then caps the choice by the sleep length where that is known. What
+ *   teo takes from the tick (a stopped tick, the time to the next tick,
+ *   wake-ups by the tick), the polling state's time limit and the PM QoS
+ *   limit are not modelled: the choice is that of a CPU whose tick runs,
+ *   which the tick does not wake and which has no latency limit
+ *   (docs/idle.md lists each rule left out).
+ * - seed: seed 003 (RFC v2, "Weighted approach to gather and use history
+ *   in TEO governor", on teo of v5.7) on top of teo: only when teo's
+ *   history rule moved the choice shallower than the timer alone would (in
+ *   v5.7 the 8-interval rule, here the intercepts walk), a state no deeper
+ *   than teo's choice is drawn from the matrix row of that choice, each
+ *   enabled state by its weight. Its rows are kept by the state the seed
+ *   entered and learn toward the state v5.7 teo's update counted the
+ *   period for (seed_target()).
+ * - per-choice: this project's variant of the matrix. Row = teo's choice,
+ *   learning toward the deepest state the period justified; the row alone
+ *   says how deep, so it may pick deeper than teo. Weighted random, as the
+ *   seed, or the heaviest weight.
+ *
+ * At the end of the period all three learn: teo's bins as teo_update()
+ * does, and each matrix by the seed's update rule (matrix_learn()).
+ *
+ * The functions with loops are global (__noinline, not static), so that
+ * the verifier checks each once on its own: inlined, their nested bpf_for()
+ * loops exceed its jump history ("8193 jumps is too complex"). Global
+ * functions must check their pointer arguments for NULL.
+ */
+#include <vmlinux.h>
+#include <bpf/bpf_helpers.h>
+
+#include "intf.h"
+#include "idle_learn.bpf.h"
+
+/*
+ * teo's RESIDENCY_THRESHOLD_NS (drivers/cpuidle/governors/gov.h): an
+ * idle period shorter than 15 us counts as a "short idle".
+ */
+#define CADENCE_TEO_RESIDENCY_THRESHOLD_NS 15000ULL
+
+/*
+ * Seed 003 draws its pick from rnd_num % 100: the random number as a
+ * percent of the row's weights.
+ */
+#define CADENCE_SEED_RAND_STEPS 100
+
+/* States a table's loops run over: @s's, at most the arrays'. */
+static __always_inline u32 idle_nr(const struct cadence_idle_states *s)
+{
+	return s->nr < CADENCE_IDLE_MAX_STATES ? s->nr : CADENCE_IDLE_MAX_STATES;
+}
+
+static __always_inline bool idle_enabled(const struct cadence_idle_states *s, u32 i)
+{
+	return i < s->nr && i < CADENCE_IDLE_MAX_STATES && !(s->disabled & (1U << (i & 31)));
+}
+
+/* State @i's target residency; endless for an index past the table. */
+static __always_inline u64 idle_residency(const struct cadence_idle_states *s, u32 i)
+{
+	return i < CADENCE_IDLE_MAX_STATES ? s->residency_ns[st(i)] : CADENCE_IDLE_ENDLESS;
+}
+
+/* A fresh table for @nr states: empty bins, seed 003's initial rows in both matrices. */
+__noinline int idle_table_init(struct cadence_idle_learned *t, u32 nr)
+{
+	/* Seed 003: 6000 on the diagonal, 4000 / (n - 1) elsewhere. */
+	u16 off = nr > 1 ? (CADENCE_IDLE_WEIGHT_SCALE - CADENCE_IDLE_WEIGHT_DIAG) / (nr - 1) : 0;
+	u32 r, i;
+
+	if (!t)
+		return 0;
+	t->nr_states = nr;
+	t->total = 0;
+	t->short_idles = 0;
+	t->periods = 0;
+	__builtin_memset(t->hits, 0, sizeof(t->hits));
+	__builtin_memset(t->intercepts, 0, sizeof(t->intercepts));
+	__builtin_memset(t->weight, 0, sizeof(t->weight));
+	__builtin_memset(t->seed_weight, 0, sizeof(t->seed_weight));
+	idle_for(r, 0, nr < CADENCE_IDLE_MAX_STATES ? nr : CADENCE_IDLE_MAX_STATES)
+	{
+		idle_for(i, 0, nr < CADENCE_IDLE_MAX_STATES ? nr : CADENCE_IDLE_MAX_STATES)
+		{
+			t->weight[st(r)][st(i)] = r == i ? CADENCE_IDLE_WEIGHT_DIAG : off;
+			t->seed_weight[st(r)][st(i)] = r == i ? CADENCE_IDLE_WEIGHT_DIAG : off;
+		}
+	}
+	return 0;
+}
+
+/*
+ * teo_find_shallower_state(): from @idx down, the first enabled state whose
+ * target residency fits @duration, else the shallowest enabled one seen.
+ */
+__noinline int teo_shallower(const struct cadence_idle_states *s, u32 idx, u64 duration)
+{
+	u32 k, i, found = idx;
+
+	if (!s)
+		return 0;
+	idle_for(k, 1, CADENCE_IDLE_MAX_STATES)
+	{
+		if (k > idx)
+			break;
+		i = idx - k;
+		if (!idle_enabled(s, i))
+			continue;
+		found = i;
+		if (s->residency_ns[st(i)] <= duration)
+			break;
+	}
+	return found;
+}
+
+/*
+ * The bin with the most intercepts below the last state, disabled or not;
+ * a tie goes to the deeper (a971f984b845, Linux 7.0). A function of its
+ * own, so that the verifier does not carry each possible index through
+ * teo_choose()'s loops.
+ */
+__noinline int teo_most_intercepts(const struct cadence_idle_learned *t,
+				   const struct cadence_idle_states *s)
+{
+	u32 i, max = 0, most = 0;
+
+	if (!t || !s)
+		return 0;
+	idle_for(i, 1, idle_nr(s))
+	{
+		if (t->intercepts[st(i - 1)] >= max) {
+			max = t->intercepts[st(i - 1)];
+			most = i - 1;
+		}
+	}
+	return most;
+}
+
+/*
+ * teo_select() of Linux 7.1 on @t's bins, for a CPU whose tick runs and
+ * which has no latency limit; @sleep_length is CADENCE_IDLE_ENDLESS when
+ * not known. Sets *@used when teo would have asked for the sleep length
+ * (its update then compares the period with it; else the sleep length
+ * counts as endless). The u32 sums wrap as teo's unsigned ints do.
+ */
+__noinline int teo_choose(const struct cadence_idle_learned *t, const struct cadence_idle_states *s,
+			  u64 sleep_length, u32 *used)
+{
+	u32 intercept_sum = 0, hit_sum = 0, idx_intercept_sum = 0, idx_hit_sum = 0;
+	u32 i, k, idx0 = 0, most, top;
+	s32 idx = -1;
+
+	if (!t || !s || !used)
+		return 0;
+	*used = 0;
+	if (s->nr < 2)
+		return 0;
+	if (idle_enabled(s, 0))
+		idx = 0;
+
+	idle_for(i, 1, idle_nr(s))
+	{
+		intercept_sum += t->intercepts[st(i - 1)];
+		hit_sum += t->hits[st(i - 1)];
+		if (!idle_enabled(s, i))
+			continue;
+		if (idx < 0)
+			idx0 = i;
+		idx = i;
+		idx_intercept_sum = intercept_sum;
+		idx_hit_sum = hit_sum;
+	}
+	if (idx < 0)
+		return 0;
+	if ((u32)idx == idx0)
+		return idx;
+
+	/*
+	 * Intercepts of shallower states outweigh the rest: walk shallower,
+	 * through every enabled state down to idx0, until the intercepts
+	 * walked past outweigh half of them at or below the bin with the most
+	 * (7.1's walk: no tick-stopped floor, 106a2662e655).
+	 */
+	if (2 * idx_intercept_sum > t->total - idx_hit_sum) {
+		most = teo_most_intercepts(t, s);
+		top = idx;
+		intercept_sum = 0;
+		idle_for(k, 1, CADENCE_IDLE_MAX_STATES)
+		{
+			if (k > top || top - k < idx0)
+				break;
+			i = top - k;
+			intercept_sum += t->intercepts[st(i)];
+			if (!idle_enabled(s, i))
+				continue;
+			idx = i;
+			if (2 * intercept_sum > idx_intercept_sum && i <= most)
+				break;
+		}
+	}
+
+	/*
+	 * Mostly short idles and a shallow choice: teo does not look at the
+	 * sleep length.
+	 */
+	if ((!idx || idle_residency(s, idx) < CADENCE_TEO_RESIDENCY_THRESHOLD_NS) &&
+	    2 * t->short_idles >= t->total)
+		return idx;
+	*used = 1;
+	if (!idx)
+		return 0;
+	if (idle_residency(s, idx) > sleep_length)
+		idx = teo_shallower(s, idx, sleep_length);
+	return idx;
+}
+
+/* teo_decay() (Linux 6.19+): less an eighth; below 8 (no eighth left), 0. */
+static __always_inline u32 teo_decay(u32 m)
+{
+	u32 d = m >> CADENCE_TEO_DECAY_SHIFT;
+
+	return d ? m - d : 0;
+}
+
+/*
+ * teo_update()'s decay of every bin, disabled states' too; returns the sum
+ * of the decayed bins (u32, wrapping as teo's unsigned int).
+ */
+__noinline int teo_decay_bins(struct cadence_idle_learned *t, const struct cadence_idle_states *s)
+{
+	u32 i, total = 0;
+
+	if (!t || !s)
+		return 0;
+	idle_for(i, 0, idle_nr(s))
+	{
+		t->hits[st(i)] = teo_decay(t->hits[st(i)]);
+		total += t->hits[st(i)];
+		t->intercepts[st(i)] = teo_decay(t->intercepts[st(i)]);
+		total += t->intercepts[st(i)];
+	}
+	return total;
+}
+
+/*
+ * The states a period of @duration_ns justified, into @ideals: the deepest
+ * enabled state whose target residency (CADENCE_IDLE_IDEAL_RESIDENCY), or
+ * residency plus exit latency (CADENCE_IDLE_IDEAL_EXIT), it lasted; the
+ * shallowest enabled state if none.
+ */
+__noinline int idle_ideals(const struct cadence_idle_states *s, u64 duration_ns,
+			   struct cadence_idle_ideals *ideals)
+{
+	u32 i, ideal_residency = 0, ideal_exit = 0;
+	bool found = false;
+	u64 need;
+
+	if (!s || !ideals)
+		return 0;
+	idle_for(i, 0, idle_nr(s))
+	{
+		if (!idle_enabled(s, i))
+			continue;
+		need = s->residency_ns[st(i)];
+		if (!found || need <= duration_ns)
+			ideal_residency = i;
+		need += s->exit_latency_ns[st(i)];
+		if (!found || need <= duration_ns)
+			ideal_exit = i;
+		found = true;
+	}
+	ideals->of[CADENCE_IDLE_IDEAL_RESIDENCY] = ideal_residency;
+	ideals->of[CADENCE_IDLE_IDEAL_EXIT] = ideal_exit;
+	return 0;
+}
+
+/*
+ * teo_update() of Linux 7.1 after a period of @duration_ns that began as
+ * @e says, the CPU's tick running.
+ */
+__noinline int teo_learn(struct cadence_idle_learned *t, const struct cadence_idle_states *s,
+			 const struct cadence_idle_entry *e, u64 duration_ns)
+{
+	u32 i, idx_timer = 0, idx_duration = 0;
+	u64 measured = duration_ns, sleep, lat;
+	bool on_time;
+
+	if (!t || !s || !e)
+		return 0;
+	sleep = e->sleep_length_used ? e->sleep_length_ns : CADENCE_IDLE_ENDLESS;
+	/* The exit latency of the state entered (f36de72673ad, Linux 7.0). */
+	lat = e->entered < CADENCE_IDLE_MAX_STATES ? s->exit_latency_ns[st(e->entered)] : 0;
+
+	t->short_idles = teo_decay(t->short_idles);
+	/* teo takes half the exit latency as the average wake-up delay. */
+	if (measured >= lat) {
+		measured -= lat / 2;
+		if (measured < CADENCE_TEO_RESIDENCY_THRESHOLD_NS)
+			t->short_idles += CADENCE_TEO_PULSE;
+	} else {
+		measured /= 2;
+		t->short_idles += CADENCE_TEO_PULSE;
+	}
+	/*
+	 * A hit needs the period to end in the sleep length's bin and after
+	 * the timer was due, within half the exit latency (s64, as teo's
+	 * sleep_length_ns - measured_ns < lat_ns / 2; f36de72673ad).
+	 */
+	on_time = (s64)(sleep - measured) < (s64)(lat / 2);
+	idle_for(i, 0, idle_nr(s))
+	{
+		if (s->residency_ns[st(i)] <= sleep) {
+			idx_timer = i;
+			if (s->residency_ns[st(i)] <= measured)
+				idx_duration = i;
+		}
+	}
+	/* The total is the decayed bins' sum plus this period's pulse. */
+	t->total = teo_decay_bins(t, s) + CADENCE_TEO_PULSE;
+	if (idx_timer == idx_duration && on_time)
+		t->hits[st(idx_timer)] += CADENCE_TEO_PULSE;
+	else
+		t->intercepts[st(idx_duration)] += CADENCE_TEO_PULSE;
+	return 0;
+}
+
+/* The per-choice pick from the row of teo's choice @row. */
+__noinline int per_choice_pick(const struct cadence_idle_learned *t,
+			       const struct cadence_idle_states *s, u32 row, u32 rand, u32 pick)
+{
+	u32 i, best = row, sum = 0, acc = 0, pos, w, heaviest = 0;
+
+	if (!t || !s || row >= CADENCE_IDLE_MAX_STATES)
+		return row;
+	idle_for(i, 0, idle_nr(s))
+	{
+		if (!idle_enabled(s, i))
+			continue;
+		w = t->weight[st(row)][st(i)];
+		sum += w;
+		/* The heaviest; a tie goes to the shallower state. */
+		if (w > heaviest) {
+			heaviest = w;
+			best = i;
+		}
+	}
+	if (!sum || pick == CADENCE_IDLE_PICK_HEAVIEST)
+		return best;
+	/* @rand scaled to [0, sum): the row's weights are the odds. */
+	pos = ((u64)rand * sum) >> 32;
+	idle_for(i, 0, idle_nr(s))
+	{
+		if (!idle_enabled(s, i))
+			continue;
+		acc += t->weight[st(row)][st(i)];
+		if (pos < acc)
+			return i;
+	}
+	return best;
+}
+
+/*
+ * Seed 003's choice on top of teo's @teo, for @sleep_length: the RFC
+ * consults its matrix only when v5.7 teo's 8-interval rule took the
+ * choice shallower than the timer-based one (og_idx != idx). Here the
+ * timer-based choice is the deepest enabled state cut by the sleep length
+ * as teo cuts its own, and the intercepts walk is the rule: if teo ends
+ * shallower than that, a state is drawn from row @teo among the enabled
+ * states no deeper than @teo, by weight, with the RFC's draw
+ * (rnd_num % 100) * sum / 100. The RFC's draw returns the position among
+ * the enabled states; this returns the state at that position, which is
+ * the same unless a shallower state is disabled.
+ */
+__noinline int seed_pick(const struct cadence_idle_learned *t, const struct cadence_idle_states *s,
+			 u32 teo, u64 sleep_length, u32 rand)
+{
+	u32 i, timer = 0, sum = 0, acc = 0, pos;
+
+	if (!t || !s || teo >= CADENCE_IDLE_MAX_STATES)
+		return teo;
+	idle_for(i, 0, idle_nr(s))
+	{
+		if (idle_enabled(s, i))
+			timer = i;
+	}
+	if (idle_residency(s, timer) > sleep_length)
+		timer = teo_shallower(s, timer, sleep_length);
+	if (teo >= timer)
+		return teo;
+	idle_for(i, 0, idle_nr(s))
+	{
+		if (i > teo)
+			break;
+		if (idle_enabled(s, i))
+			sum += t->seed_weight[st(teo)][st(i)];
+	}
+	pos = (rand % CADENCE_SEED_RAND_STEPS) * sum / CADENCE_SEED_RAND_STEPS;
+	idle_for(i, 0, idle_nr(s))
+	{
+		if (i > teo)
+			break;
+		if (!idle_enabled(s, i))
+			continue;
+		acc += t->seed_weight[st(teo)][st(i)];
+		if (pos < acc)
+			return i;
+	}
+	return teo;
+}
+
+/*
+ * Seed 003's update of @row (a matrix row) toward @target with learning
+ * rate lr (%, @pol's): over all @s->nr states, the target gains lr% of its
+ * weight while it stays below (100 - lr)%, the others lose lr% / (nr - 1)
+ * of theirs while they stay above lr%.
+ */
+static __always_inline void matrix_learn(u16 *row, const struct cadence_idle_states *s, u32 target,
+					 const struct cadence_policy *pol)
+{
+	u32 i, n = s->nr, w, d, lr = pol->idle_learning_rate;
+
+	if (n < 2)
+		return;
+	idle_for(i, 0, idle_nr(s))
+	{
+		w = row[st(i)];
+		if (i == target) {
+			d = lr * w / 100;
+			if (w + d < (100 - lr) * 100)
+				row[st(i)] = w + d;
+		} else {
+			d = lr * w / (100 * (n - 1));
+			if (w - d > lr * 100)
+				row[st(i)] = w - d;
+		}
+	}
+}
+
+/* The per-choice matrix learns: its row @row (teo's choice) toward @target. */
+__noinline int per_choice_learn(struct cadence_idle_learned *t, const struct cadence_idle_states *s,
+				u32 row, u32 target, const struct cadence_policy *pol)
+{
+	if (t && s && pol && row < CADENCE_IDLE_MAX_STATES)
+		matrix_learn(t->weight[st(row)], s, target, pol);
+	return 0;
+}
+
+/* Seed 003's matrix learns: its row @row (the state entered) toward @target. */
+__noinline int seed_learn(struct cadence_idle_learned *t, const struct cadence_idle_states *s,
+			  u32 row, u32 target, const struct cadence_policy *pol)
+{
+	if (t && s && pol && row < CADENCE_IDLE_MAX_STATES)
+		matrix_learn(t->seed_weight[st(row)], s, target, pol);
+	return 0;
+}
+
+/*
+ * The state seed 003 learns toward after the period @e started, which
+ * lasted @duration_ns (v5.7 teo_update() with the RFC's additions): the
+ * period is measured as v5.7 measured it (endless if it reached the sleep
+ * length, else less half the exit latency of the state entered, the
+ * seed's); idx_timer is the deepest state whose target residency fits the
+ * sleep length, idx_hit the deepest that fits both it and the period. On
+ * a miss (idx_timer > idx_hit) the target is idx_hit, or idx_timer if no
+ * state fits the period; on a hit it is the state entered. -1: no state
+ * fits the sleep length, and the RFC learns nothing.
+ */
+__noinline int seed_target(const struct cadence_idle_states *s, const struct cadence_idle_entry *e,
+			   u64 duration_ns)
+{
+	u64 sleep, measured = duration_ns, lat;
+	s32 idx_timer = -1, idx_hit = -1;
+	u32 i;
+
+	if (!s || !e || e->seed >= CADENCE_IDLE_MAX_STATES)
+		return -1;
+	sleep = e->sleep_length_ns;
+	lat = s->exit_latency_ns[st(e->seed)];
+	if (measured >= sleep)
+		measured = CADENCE_IDLE_ENDLESS;
+	else if (measured >= lat)
+		measured -= lat / 2;
+	else
+		measured /= 2;
+	idle_for(i, 0, idle_nr(s))
+	{
+		if (s->residency_ns[st(i)] <= sleep) {
+			idx_timer = i;
+			if (s->residency_ns[st(i)] <= measured)
+				idx_hit = i;
+		}
+	}
+	if (idx_timer < 0)
+		return -1;
+	if (idx_timer > idx_hit)
+		return idx_hit >= 0 ? idx_hit : idx_timer;
+	return e->seed;
+}
