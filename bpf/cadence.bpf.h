@@ -11,10 +11,16 @@
  *   cgroup.bpf.c   cgroup cpu.weight: each task's weight from its cgroups
  *   cgroup_bw.bpf.c  cgroup cpu.max: runtime per period, throttling
  *   task_view.bpf.c  the task iterator behind <pin-dir>/tasks
- * The pure math that the host tests also run (pelt.bpf.h,
- * cpufreq_target.bpf.h, deadline.bpf.h, place_search.bpf.h,
- * idle_learn.bpf.h, group_share.bpf.h) stays in headers, included by its unit and by its test
- * program.
+ *   place_search.bpf.c  the small-core search (global functions), which
+ *                  the host tests' place_test.bpf.c links too
+ *   idle_learn.bpf.c  the idle learner's predictors (global functions),
+ *                  which `idle replay`'s idle_replay.bpf.c links too
+ * The pure math that is inlined where it is used (pelt.bpf.h,
+ * cpufreq_target.bpf.h, deadline.bpf.h, group_share.bpf.h) stays in
+ * headers, included by its unit and by its test program: as calls, each
+ * would add a frame where the stack is spent (dispatch() keeps 64 bytes),
+ * sit under a spin lock (group_activity_delta()) or need more than 5
+ * arguments (cpufreq_evaluate()).
  *
  * A map that several units use is defined here __weak: each unit's object
  * carries the same definition and the linker keeps one. A function one

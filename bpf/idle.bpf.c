@@ -2,7 +2,7 @@
 /*
  * The idle learner's glue: the maps, the power:cpu_idle tracepoint that
  * feeds it, and the recording of idle periods. The learning itself is
- * idle_learn.bpf.h.
+ * idle_learn.bpf.c.
  *
  * sched_ext cannot choose a C-state; the kernel's cpuidle governor does.
  * What this sees is every hardware idle entry: tp_btf/cpu_idle fires on the

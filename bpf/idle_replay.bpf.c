@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The idle learner (idle_learn.bpf.h) outside the scheduler: a SEC("syscall")
- * program that runs one CPU's idle periods, in order, through the same
- * predict / learn / score code the scheduler's cpu_idle tracepoint runs,
- * given by user space through BPF_PROG_TEST_RUN. `scx_cadence idle replay`
- * runs traces through it, and the host tests (src/idle/) compare it with
- * their reference. It needs no sched_ext.
+ * The idle learner (idle_learn.bpf.c, linked in by build.rs) outside the
+ * scheduler: a SEC("syscall") program that runs one CPU's idle periods, in
+ * order, through the same predict / learn / score code the scheduler's
+ * cpu_idle tracepoint runs, given by user space through BPF_PROG_TEST_RUN.
+ * `scx_cadence idle replay` runs traces through it, and the host tests
+ * (src/idle/) compare it with their reference. It needs no sched_ext.
  */
 /* Not scx/common.bpf.h: this must load on hosts without sched_ext. */
 #include <vmlinux.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The idle-state learner's types (bpf/idle_learn.bpf.h, bpf/idle.bpf.c),
+ * The idle-state learner's types (bpf/idle_learn.bpf.c, bpf/idle.bpf.c),
  * shared with the loader through bindgen: included from intf.h.
  */
 #ifndef __CADENCE_INTF_IDLE_H

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Big-core-aware placement: the topology table and the search's inputs,
- * shared by BPF (place_search.bpf.h, place.bpf.h), the syscall test program
+ * shared by BPF (place_search.bpf.c, place.bpf.h), the syscall test program
  * (place_test.bpf.c) and the Rust loader (bindgen via intf.h). Plain C.
  */
 #ifndef __CADENCE_INTF_PLACE_H
@@ -47,7 +47,7 @@ enum cadence_place_level {
 
 /* How waking tasks are placed (the policy's placement.order). */
 enum cadence_place_order {
-	/* Small cores first (place_search.bpf.h): the order above. */
+	/* Small cores first (place_search.bpf.c): the order above. */
 	CADENCE_ORDER_SMALL_CORE = 0,
 	/* The plain prev / idle-core order with the kernel's SMT mask. */
 	CADENCE_ORDER_CORE = 1,

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Idle-CPU selection. With the policy's placement.order = "small_core"
- * (the default), place_search.bpf.h's small-core search, on the topology table the
+ * (the default), place_search.bpf.c's small-core search, on the topology table the
  * loader writes. With "core", the plain order below, on the kernel's
  * idle-SMT mask (which is the small core only where the kernel's SMT
  * siblings are, e.g. x86 SMT, not POWER9's interleaved halves as sysfs
@@ -221,7 +221,7 @@ static __noinline s32 hold_light_move(const struct cadence_policy *pol,
 }
 
 /*
- * Step 1 of the small-core order (place_search.bpf.h) without copying the
+ * Step 1 of the small-core order (place_search.bpf.c) without copying the
  * masks: whether @prev_cpu (@t), which @p may use, has its whole small core
  * idle in the kernel's idle mask. Every wake-up of a task whose CPU nobody
  * took while it slept ends here (each wake-up of a pipe or socket
@@ -257,7 +257,7 @@ static __always_inline bool prev_core_idle(const struct cadence_topo *t,
 }
 
 /*
- * The small-core order (place_search.bpf.h) on the kernel's own idle mask, which
+ * The small-core order (place_search.bpf.c) on the kernel's own idle mask, which
  * knows of every CPU claimed with scx_bpf_test_and_clear_cpu_idle() at
  * once: a found CPU is claimed, and if another waker got it first, the
  * search runs again without it.

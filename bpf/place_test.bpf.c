@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Test-only BPF object: a SEC("syscall") program that runs place_search.bpf.h,
- * the scheduler's placement search, on a machine written into its
+ * Test-only BPF object: a SEC("syscall") program that runs the scheduler's
+ * placement search, the unit place_search.bpf.c it is linked with (build.rs),
+ * on a machine written into its
  * place_topo map and on idle/allowed masks given through
  * BPF_PROG_TEST_RUN. It needs no sched_ext; src/topology/place_tests.rs
  * says what each case expects.

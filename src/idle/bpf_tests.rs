@@ -1,4 +1,4 @@
-//! bpf/idle_learn.bpf.h, run in the host kernel through BPF_PROG_TEST_RUN of
+//! bpf/idle_learn.bpf.c, run in the host kernel through BPF_PROG_TEST_RUN of
 //! bpf/idle_replay.bpf.c: hand-traced sequences from teo.c and seed 003's
 //! RFC v2, and
 //! random traces against the Rust reference, choice for choice and table

@@ -1,5 +1,5 @@
 //! Idle states: what the machine's CPUs can sleep in, and what the BPF
-//! learner (bpf/idle_learn.bpf.h) makes of their idle periods.
+//! learner (bpf/idle_learn.bpf.c) makes of their idle periods.
 //!
 //! - `states`: each online CPU's table of idle states (name, exit latency,
 //!   target residency, disabled), read from sysfs cpuidle or from an

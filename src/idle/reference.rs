@@ -1,5 +1,5 @@
 //! The idle learner in plain Rust, written from its sources rather than from
-//! bpf/idle_learn.bpf.h: teo_select()/teo_update() of Linux 7.1
+//! bpf/idle_learn.bpf.c: teo_select()/teo_update() of Linux 7.1
 //! (drivers/cpuidle/governors/teo.c) for a CPU whose tick runs and does not
 //! wake it and which has no latency limit; seed 003's weight matrix as its RFC v2 posting
 //! ("Weighted approach to gather and use history in TEO governor", May

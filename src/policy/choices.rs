@@ -13,7 +13,7 @@ use crate::bpf_intf;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]
 pub enum PlaceOrder {
-    /// Spread over small cores first (bpf/place_search.bpf.h, seed 002).
+    /// Spread over small cores first (bpf/place_search.bpf.c, seed 002).
     SmallCore,
     /// The plain prev / idle-core order on the kernel's SMT mask.
     Core,
@@ -31,7 +31,7 @@ pub enum CpufreqMode {
     Powersave,
 }
 
-/// idle.predictor: which idle-state prediction acts (bpf/idle_learn.bpf.h).
+/// idle.predictor: which idle-state prediction acts (bpf/idle_learn.bpf.c).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]
 pub enum IdlePredictor {

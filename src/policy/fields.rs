@@ -126,7 +126,7 @@ policy_fields! {
             "Running tasks hold their CPU while short tasks come and go: an idle CPU takes a waiting task before a busy one gives up its own; a running task put back (preempted by a higher class or a waking task, or displaced by a short one) waits for its CPU, and only one displaced by a lasting task of like util per unit of weight is queued for any CPU; a running task moves to another small or big core only when that core has move_margin more free threads (idle, or running a short task: one awake less than 256 ms or lighter than half its own, per unit of weight) at 8 slice ends or re-enqueues in a row (the margin with placement.order = small_core only)",
             bpf place_hold = |v: bool| v as u32;
         // 2 is the least imbalance a move evens out instead of reversing
-        // (bpf/place_search.bpf.h, pl_move_gain()); 64 is far above the
+        // (bpf/place_search.bpf.c, pl_move_gain()); 64 is far above the
         // threads of any core today (POWER9/10 big cores have 8), and a
         // margin above a core's threads means running tasks never move.
         move_margin: u32 = Kind::Int { min: 2, max: 64, unit: "threads" },
@@ -179,7 +179,7 @@ policy_fields! {
             bpf cpufreq_iowait_boost = |v: bool| v as u32;
     }
 
-    #[doc = "The idle-state learner (bpf/idle_learn.bpf.h) and how its predictions act."]
+    #[doc = "The idle-state learner (bpf/idle_learn.bpf.c) and how its predictions act."]
     idle => Idle {
         predictor: IdlePredictor = Kind::Choice { values: IdlePredictor::words },
             "The idle-state prediction that acts: off (no learning), teo (mainline teo's bins), seed (seed 003's matrix over teo, as its RFC v2 posted it), per_choice (a matrix row per teo choice, learning toward the state each period justified; docs/idle.md)",

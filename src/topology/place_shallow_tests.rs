@@ -1,10 +1,10 @@
-//! idle.place = shallow in bpf/place_search.bpf.h, run in the host kernel
+//! idle.place = shallow in bpf/place_search.bpf.c, run in the host kernel
 //! (see place_tests.rs): where the order holds several idle CPUs equal, the
 //! one whose idle state has the smallest exit latency is woken; where the
 //! order prefers one (the previous CPU, its small or big core), it still
 //! wins. The latencies are Intel Skylake-SP's (docs/idle-states/
 //! intel-skylake-sp.txt): C1 2 us, C6 133 us; every expected CPU below is
-//! worked out by hand from the order in place_search.bpf.h's comment.
+//! worked out by hand from the order in place_search.bpf.c's comment.
 
 use super::file;
 use super::place_tests::{

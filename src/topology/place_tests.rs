@@ -1,4 +1,4 @@
-//! bpf/place_search.bpf.h, the placement search the scheduler runs, run in the
+//! bpf/place_search.bpf.c, the placement search the scheduler runs, run in the
 //! host kernel through BPF_PROG_TEST_RUN of bpf/place_test.bpf.c on
 //! machines built by the loader's own code (file.rs, sysfs.rs, table.rs)
 //! and hand-made idle masks: each level of the order picks the CPU it
