@@ -36,7 +36,13 @@ use log::warn;
 pub const RUN_DIR: &str = "/run/scx_cadence";
 
 /// The originals this run replaced, in RUN_DIR: one line per CPU,
-/// "CPU VALUE" with VALUE exactly as read from the sysfs file.
+/// "CPU ORIGINAL [OURS [OURS]]", each value exactly as the sysfs file reads:
+/// the value to restore, then the one or two values this run may have left
+/// in the file (the limit in force and the one it was writing when it last
+/// stored the line). After a kill -9 the next start restores ORIGINAL only
+/// where the file still holds one of them (or ORIGINAL itself): any other
+/// value was put there by another writer since. A line without OURS (a file
+/// from before they were kept) is restored whatever the file holds.
 pub const SAVED_FILE: &str = "pm_qos_saved";
 
 /// At most one write per CPU per MIN_INTERVAL: the issue asks for "at most a
@@ -119,10 +125,36 @@ fn cpu_is_gone(sysfs: &Path, cpu: u32) -> bool {
     cpus.is_dir() && !cpus.join(format!("cpu{cpu}")).exists()
 }
 
-/// Parses a saved file: CPU -> raw original. Refuses the whole file on a bad
+/// A CPU's line of SAVED_FILE.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct Saved {
+    /// The value before the first write, to restore, as read.
+    original: String,
+    /// What this run may have left in the file, as written (see SAVED_FILE).
+    ours: Vec<String>,
+}
+
+impl Saved {
+    /// Whether @in_file, read from the CPU's file after a kill -9, can be
+    /// ours: one of the values we may have left, or the original itself
+    /// (restoring over it changes nothing). A line without ours (an older
+    /// file) cannot tell, and is restored as it always was.
+    fn may_be_ours(&self, in_file: Option<u32>) -> bool {
+        let parsed = |raw: &String| parse_limit(raw).expect("saved values are checked");
+        self.ours.is_empty()
+            || parsed(&self.original) == in_file
+            || self.ours.iter().any(|raw| parsed(raw) == in_file)
+    }
+}
+
+/// The most values a line keeps as ours: the limit in force and the one
+/// being written over it.
+const MAX_OURS: usize = 2;
+
+/// Parses a saved file: CPU -> its line. Refuses the whole file on a bad
 /// line, naming it, so that nothing is written from a file we do not
 /// understand.
-fn parse_saved(path: &Path, text: &str) -> Result<BTreeMap<u32, String>> {
+fn parse_saved(path: &Path, text: &str) -> Result<BTreeMap<u32, Saved>> {
     let mut out = BTreeMap::new();
     for (i, line) in text.lines().enumerate() {
         let bad = |why: &str| {
@@ -132,13 +164,19 @@ fn parse_saved(path: &Path, text: &str) -> Result<BTreeMap<u32, String>> {
                 i + 1
             )
         };
-        let mut words = line.split_whitespace();
-        let (Some(cpu), Some(value), None) = (words.next(), words.next(), words.next()) else {
-            return Err(bad("expected \"CPU VALUE\""));
+        let words: Vec<&str> = line.split_whitespace().collect();
+        if words.len() < 2 || words.len() > 2 + MAX_OURS {
+            return Err(bad("expected \"CPU ORIGINAL [OURS [OURS]]\""));
+        }
+        let cpu: u32 = words[0].parse().map_err(|_| bad("bad CPU number"))?;
+        for value in &words[1..] {
+            parse_limit(value).map_err(|e| bad(&e.to_string()))?;
+        }
+        let saved = Saved {
+            original: words[1].to_string(),
+            ours: words[2..].iter().map(|w| w.to_string()).collect(),
         };
-        let cpu: u32 = cpu.parse().map_err(|_| bad("bad CPU number"))?;
-        parse_limit(value).map_err(|e| bad(&e.to_string()))?;
-        if out.insert(cpu, value.to_string()).is_some() {
+        if out.insert(cpu, saved).is_some() {
             return Err(bad("CPU saved twice"));
         }
     }
@@ -169,7 +207,7 @@ pub struct QosLimits {
     /// The CPUs whose file was readable and writable at open.
     cpus: BTreeMap<u32, Cpu>,
     /// Originals replaced and not yet restored (mirrored in SAVED_FILE).
-    saved: BTreeMap<u32, String>,
+    saved: BTreeMap<u32, Saved>,
     /// Every warning issued, one per CPU that cannot be used.
     warnings: Vec<(u32, String)>,
     /// The run directory could not take the saved file: warned once.
@@ -205,7 +243,8 @@ impl QosLimits {
         };
         // Errors are logged and the failed entries stay saved: this run's
         // restore_all (and, failing that, the next start) tries them again,
-        // and they are never saved anew over.
+        // and they are never saved anew over. A CPU no CPU of this run is,
+        // so restore_all judges another writer by the saved line alone.
         if let Err(e) = me.restore_all() {
             warn!("PM QoS: restoring what a previous run saved: {e:#}");
         }
@@ -226,8 +265,8 @@ impl QosLimits {
                         // Still ours from a failed restore: what is in
                         // force is not its original, so the next request
                         // writes (no request is above MAX_LIMIT_US).
-                        Some(raw) => (
-                            parse_limit(raw).expect("saved values are checked"),
+                        Some(line) => (
+                            parse_limit(&line.original).expect("saved values are checked"),
                             Some(u32::MAX),
                         ),
                         None => (limit, limit),
@@ -308,7 +347,10 @@ impl QosLimits {
             let text: String = self
                 .saved
                 .iter()
-                .map(|(cpu, raw)| format!("{cpu} {raw}\n"))
+                .map(|(cpu, line)| {
+                    let ours: String = line.ours.iter().map(|raw| format!(" {raw}")).collect();
+                    format!("{cpu} {}{ours}\n", line.original)
+                })
                 .collect();
             let mut f =
                 File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
@@ -418,19 +460,36 @@ impl QosLimits {
             self.yield_to_another(cpu, &raw);
             return false;
         }
-        let newly_saved = !self.saved.contains_key(&cpu);
-        if newly_saved {
-            self.saved.insert(cpu, raw);
-            if let Err(e) = self.store_saved() {
-                // Without the saved original a kill -9 could not be undone:
-                // write nothing.
-                self.saved.remove(&cpu);
-                if !self.save_warned {
-                    self.save_warned = true;
-                    warn!("PM QoS: not writing limits: {e:#}");
-                }
-                return false;
+        // Stored before the write: killed at any point, the file holds the
+        // limit in force or @us, both ours for the next start.
+        let before = self.saved.get(&cpu).cloned();
+        let newly_saved = before.is_none();
+        let in_force = self.cpus[&cpu].in_force;
+        let line = self.saved.entry(cpu).or_insert_with(|| Saved {
+            original: raw,
+            ours: Vec::new(),
+        });
+        let mut ours = match in_force {
+            // Unknown (a failed restore kept the line): what the line says.
+            Some(u32::MAX) => line.ours.clone(),
+            _ => vec![limit_text(in_force)],
+        };
+        ours.retain(|v| *v != line.original);
+        ours.truncate(MAX_OURS - 1);
+        ours.push(limit_text(us));
+        line.ours = ours;
+        if let Err(e) = self.store_saved() {
+            // Without the saved original a kill -9 could not be undone, nor
+            // told from another writer's value: write nothing.
+            match before {
+                Some(line) => self.saved.insert(cpu, line),
+                None => self.saved.remove(&cpu),
+            };
+            if !self.save_warned {
+                self.save_warned = true;
+                warn!("PM QoS: not writing limits: {e:#}");
             }
+            return false;
         }
         if let Err(e) = write_raw(&path, &limit_text(us)) {
             // Nothing changed: forget the original again, so that no
@@ -462,10 +521,18 @@ impl QosLimits {
             return Ok(());
         }
         let mut failed = Vec::new();
-        for (cpu, raw) in std::mem::take(&mut self.saved) {
+        for (cpu, line) in std::mem::take(&mut self.saved) {
             let path = qos_path(&self.sysfs, cpu);
+            // A CPU of this run is judged by what it knows it wrote; one a
+            // killed run left saved, by the values its line says it may
+            // have left.
+            let foreign = |in_file| match self.cpus.contains_key(&cpu) {
+                true => self.changed_by_another(cpu, in_file),
+                false => !line.may_be_ours(in_file),
+            };
+            let raw = line.original.clone();
             if let Ok((now_raw, in_file)) = read_raw(&path)
-                && self.changed_by_another(cpu, in_file)
+                && foreign(in_file)
             {
                 warn!(
                     "PM QoS: cpu{cpu}: another writer set {now_raw} since our last write; \
@@ -488,7 +555,7 @@ impl QosLimits {
                 }
                 Err(e) => {
                     failed.push(format!("cpu{cpu}: {e:#}"));
-                    self.saved.insert(cpu, raw);
+                    self.saved.insert(cpu, line);
                 }
             }
         }

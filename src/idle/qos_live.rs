@@ -217,7 +217,7 @@ mod tests {
         assert_eq!(live.limited(), 1);
         assert_eq!(
             std::fs::read_to_string(run.join(SAVED_FILE)).unwrap(),
-            "0 0\n"
+            "0 0 11\n"
         );
 
         // A new limit inside MIN_INTERVAL is not even computed; after it,

@@ -89,15 +89,15 @@ fn originals_are_saved_before_the_first_write_and_restored_exactly() {
 
     assert!(q.request(0, Some(50), t0));
     assert_eq!(file(&sysfs, 0), "50");
-    assert_eq!(saved(&run).unwrap(), "0 0\n");
+    assert_eq!(saved(&run).unwrap(), "0 0 50\n");
     assert!(q.request(1, None, t0));
     assert_eq!(file(&sysfs, 1), "0");
     assert!(q.request(2, Some(0), t0));
     assert_eq!(file(&sysfs, 2), "n/a");
-    assert_eq!(saved(&run).unwrap(), "0 0\n1 n/a\n2 100\n");
+    assert_eq!(saved(&run).unwrap(), "0 0 50\n1 n/a 0\n2 100 n/a\n");
     // A second write keeps the first original.
     assert!(q.request(0, Some(7), t0 + MIN_INTERVAL));
-    assert_eq!(saved(&run).unwrap(), "0 0\n1 n/a\n2 100\n");
+    assert_eq!(saved(&run).unwrap(), "0 0 50 7\n1 n/a 0\n2 100 n/a\n");
 
     q.restore_all().unwrap();
     assert_eq!(
@@ -110,7 +110,7 @@ fn originals_are_saved_before_the_first_write_and_restored_exactly() {
 
     // Usable again after a restore: it saves anew.
     assert!(q.request(2, Some(9), t0 + 2 * MIN_INTERVAL));
-    assert_eq!(saved(&run).unwrap(), "2 100\n");
+    assert_eq!(saved(&run).unwrap(), "2 100 9\n");
     drop(q);
     assert_eq!(file(&sysfs, 2), "100");
     assert_eq!(saved(&run), None);
@@ -147,7 +147,7 @@ fn the_next_open_after_a_kill_restores_the_originals() {
         [file(&sysfs, 0), file(&sysfs, 1), file(&sysfs, 2)],
         ["60", "n/a", "n/a"]
     );
-    assert_eq!(saved(&run).unwrap(), "0 0\n1 100\n");
+    assert_eq!(saved(&run).unwrap(), "0 0 50 60\n1 100 n/a\n");
 
     let mut q = QosLimits::open(&sysfs, &run, &set(&[0, 1, 2])).unwrap();
     assert_eq!(
@@ -158,12 +158,57 @@ fn the_next_open_after_a_kill_restores_the_originals() {
     assert!(q.warnings().is_empty());
     // What this run saves is the original, not what the killed run wrote.
     assert!(q.request(0, Some(5), t0));
-    assert_eq!(saved(&run).unwrap(), "0 0\n");
+    assert_eq!(saved(&run).unwrap(), "0 0 5\n");
     // And it is killed too: the third start still finds the original.
     std::mem::forget(q);
     let q = QosLimits::open(&sysfs, &run, &set(&[0])).unwrap();
     assert_eq!(file(&sysfs, 0), "0");
     drop(q);
+}
+
+/// After a kill -9 the next start tells the values the killed run may have
+/// left (the limit in force, the one it was writing) from another writer's
+/// (issue 50): it restores over its own, and leaves another writer's. A line
+/// of an older saved file, without those values, is restored as before.
+#[test]
+fn the_next_open_after_a_kill_leaves_what_another_writer_set_since() {
+    let s = Scratch::new("qos-kill-foreign");
+    let sysfs = fake_sysfs(&s, &[(0, "0"), (1, "100"), (2, "n/a"), (3, "0")]);
+    let run = s.0.join("run");
+    let t0 = Instant::now();
+    let mut q = QosLimits::open(&sysfs, &run, &set(&[0, 1, 2, 3])).unwrap();
+    for cpu in 0..4 {
+        assert!(q.request(cpu, Some(40), t0));
+    }
+    assert!(q.request(3, Some(30), t0 + MIN_INTERVAL));
+    std::mem::forget(q);
+    assert_eq!(
+        saved(&run).unwrap(),
+        "0 0 40\n1 100 40\n2 n/a 40\n3 0 40 30\n"
+    );
+    // After the kill: a tuning daemon sets CPU 0 to 7 us and CPU 1 to no
+    // limit. CPU 2 still holds our 40; CPU 3 holds 40, as if the run died
+    // between storing the line and writing 30.
+    std::fs::write(qos_path(&sysfs, 0), "7\n").unwrap();
+    std::fs::write(qos_path(&sysfs, 1), "0\n").unwrap();
+    std::fs::write(qos_path(&sysfs, 3), "40\n").unwrap();
+    let q = QosLimits::open(&sysfs, &run, &set(&[0, 1, 2, 3])).unwrap();
+    assert_eq!(
+        [0, 1, 2, 3].map(|cpu| file(&sysfs, cpu)),
+        ["7", "0", "n/a", "0"]
+    );
+    assert_eq!(saved(&run), None);
+    // The new originals are what the files hold now.
+    let want: BTreeMap<u32, Option<u32>> =
+        [(0, Some(7)), (1, None), (2, Some(0)), (3, None)].into();
+    assert_eq!(q.originals(), want);
+    drop(q);
+
+    // An older file's line has no values of ours: restored as before.
+    std::fs::create_dir_all(&run).unwrap();
+    std::fs::write(run.join(SAVED_FILE), "0 n/a\n").unwrap();
+    let _q = QosLimits::open(&sysfs, &run, &set(&[0])).unwrap();
+    assert_eq!(file(&sysfs, 0), "n/a");
 }
 
 #[test]
@@ -224,7 +269,7 @@ fn nothing_is_written_unless_the_original_is_saved() {
     assert!(q.warnings().is_empty(), "the CPUs are fine");
     std::fs::remove_dir(run.join(SAVED_FILE)).unwrap();
     assert!(q.request(0, Some(5), t0));
-    assert_eq!(saved(&run).unwrap(), "0 n/a\n");
+    assert_eq!(saved(&run).unwrap(), "0 n/a 5\n");
 }
 
 #[test]
@@ -275,7 +320,7 @@ fn a_cpu_without_a_writable_file_is_warned_about_once_and_the_rest_work() {
     assert_eq!(q.warned(), set(&[1, 2, 3, 4, 9]));
     assert_eq!(q.warnings().len(), 5, "{:?}", q.warnings());
     // Nothing was changed on cpu4, so nothing is kept to restore there.
-    assert_eq!(saved(&run).unwrap(), "0 0\n5 0\n");
+    assert_eq!(saved(&run).unwrap(), "0 0 11 12\n5 0 11 12\n");
     assert_eq!(std::fs::read_to_string(read_only).unwrap().trim(), "0");
     q.restore_all().unwrap();
     assert_eq!([file(&sysfs, 0), file(&sysfs, 5)], ["0", "0"]);
@@ -288,7 +333,15 @@ fn a_saved_file_that_does_not_parse_is_refused_and_nothing_changes() {
     let run = s.0.join("run");
     std::fs::create_dir(&run).unwrap();
     for (text, err) in [
-        ("0 0\nbogus\n", "line 2: expected \"CPU VALUE\": \"bogus\""),
+        (
+            "0 0\nbogus\n",
+            "line 2: expected \"CPU ORIGINAL [OURS [OURS]]\": \"bogus\"",
+        ),
+        (
+            "0 0 5 6 7\n",
+            "line 1: expected \"CPU ORIGINAL [OURS [OURS]]\": \"0 0 5 6 7\"",
+        ),
+        ("0 0 5 -1\n", "line 1: unexpected resume latency \"-1\""),
         ("0 0\n1 -1\n", "line 2: unexpected resume latency \"-1\""),
         ("x 0\n", "line 1: bad CPU number: \"x 0\""),
         ("1 0\n1 n/a\n", "line 2: CPU saved twice: \"1 n/a\""),
@@ -386,12 +439,12 @@ fn a_value_another_writer_set_is_neither_overwritten_nor_restored_over() {
     for cpu in 0..3 {
         assert!(q.request(cpu, Some(40), t0));
     }
-    assert_eq!(saved(&run).unwrap(), "0 0\n1 0\n2 0\n");
+    assert_eq!(saved(&run).unwrap(), "0 0 40\n1 0 40\n2 0 40\n");
     // Between two of our writes, someone sets CPU 0 to 7 us.
     std::fs::write(qos_path(&sysfs, 0), "7\n").unwrap();
     assert!(!q.request(0, Some(30), t0 + MIN_INTERVAL));
     assert_eq!(file(&sysfs, 0), "7");
-    assert_eq!(saved(&run).unwrap(), "1 0\n2 0\n");
+    assert_eq!(saved(&run).unwrap(), "1 0 40\n2 0 40\n");
     assert_eq!(q.warned(), set(&[0]));
     assert!(
         q.warnings()[0]
@@ -407,7 +460,7 @@ fn a_value_another_writer_set_is_neither_overwritten_nor_restored_over() {
     std::fs::write(qos_path(&sysfs, 3), "n/a\n").unwrap();
     assert!(!q.request(3, Some(40), t0));
     assert_eq!(file(&sysfs, 3), "n/a");
-    assert_eq!(saved(&run).unwrap(), "1 0\n2 0\n");
+    assert_eq!(saved(&run).unwrap(), "1 0 40\n2 0 40\n");
     // After our last write to CPU 1, someone sets 900: the restore leaves
     // it, and restores CPU 2 (untouched by others) to its original.
     std::fs::write(qos_path(&sysfs, 1), "900\n").unwrap();

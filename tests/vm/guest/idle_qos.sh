@@ -32,6 +32,14 @@ qos_originals() {
 	cat "$1"
 }
 
+# qos_another_writer VALUE ORIG: another writer (a tuning daemon) sets
+# QOS_CPU's file to VALUE, which is that CPU's original in ORIG from then on.
+qos_another_writer() {
+	echo "$1" >"/sys/devices/system/cpu/cpu$QOS_CPU/power/pm_qos_resume_latency_us"
+	python3 -c 'import json, sys
+d = json.load(open(sys.argv[1])); d[sys.argv[2]] = sys.argv[3]; json.dump(d, open(sys.argv[1], "w"))' "$2" "$QOS_CPU" "$1"
+}
+
 # qos_sleeper: python sleeping 100 us at a time on QOS_CPU, in the
 # background (idle periods mostly below C6's 600 us residency, even with
 # TCG's late timers); prints its PID.
@@ -100,7 +108,8 @@ case_idle_qos_limits_then_sigint_restores() {
 }
 
 # kill -9 leaves the limits and the saved originals; the next start puts
-# the originals back before it attaches, even with idle.qos off.
+# the originals back before it attaches, even with idle.qos off, but not
+# over a value another writer set after the kill (issue 50).
 case_idle_qos_kill_9_restored_at_next_start() {
 	local orig=$VM_OUT/qos_kill.orig.json sleeper
 	qos_originals "$orig"
@@ -116,9 +125,12 @@ case_idle_qos_kill_9_restored_at_next_start() {
 	cat "$QOS_SAVED"
 	! python3 "$GUEST/qos_files.py" --expect-original "$orig" >/dev/null ||
 		fail "kill -9 left no limit to restore" || return 1
+	grep -q "^$QOS_CPU " "$QOS_SAVED" || fail "cpu$QOS_CPU, limited, is not saved" || return 1
+	# Another writer, after the kill: its value is the CPU's from now on.
+	qos_another_writer 555 "$orig"
 	start_sched "$VM_OUT/qos_kill.restart.log" --idle-states "$QOS_STATES" --policy balanced || return 1
 	python3 "$GUEST/qos_files.py" --expect-original "$orig" ||
-		fail "the next start did not restore what kill -9 left" || return 1
+		fail "the next start did not restore what kill -9 left, or restored over another writer's value" || return 1
 	[ ! -e "$QOS_SAVED" ] || fail "$QOS_SAVED left after the restore: $(cat "$QOS_SAVED")" || return 1
 	stop_sched
 }
@@ -151,9 +163,7 @@ case_idle_qos_hot_swap() {
 	"$SCHED" ctl set idle.qos=learned || { kill "$sleeper"; return 1; }
 	qos_wait_limit 60 || { kill "$sleeper"; return 1; }
 	# Another writer: its value is the CPU's from now on.
-	echo 555 >"/sys/devices/system/cpu/cpu$QOS_CPU/power/pm_qos_resume_latency_us"
-	python3 -c 'import json, sys
-d = json.load(open(sys.argv[1])); d[sys.argv[2]] = "555"; json.dump(d, open(sys.argv[1], "w"))' "$orig" "$QOS_CPU"
+	qos_another_writer 555 "$orig"
 	sleep 2
 	kill "$sleeper"
 	stop_sched || fail "scx_cadence exited $? on SIGINT" || return 1
