@@ -31,8 +31,9 @@
  *
  * Where the kernel calls tick_nohz_get_sleep_length() (its menu and teo
  * governors do, before choosing), an fexit program keeps the result for
- * the next entry: teo's sleep length. Without a cpuidle driver nobody asks,
- * and the sleep length counts as endless, as teo counts an unknown one.
+ * the next entry: teo's sleep length. Where nobody asks (no cpuidle
+ * driver, or a governor that does not), the time to the CPU's next timer
+ * event at the entry stands in (next_timer_event()).
  */
 #include "cadence.bpf.h"
 
@@ -94,17 +95,43 @@ CADENCE_PER_CPU(struct cadence_sleep_length, idle_sleep_length);
  */
 #define CADENCE_IDLE_PUBLISH_NS 50000000ULL
 
-/* The sleep length asked for since the last entry, else endless. */
-static __always_inline u64 take_sleep_length(void)
+/* Each CPU's tick device (kernel/time/tick-common.c). */
+extern struct tick_device tick_cpu_device __ksym;
+
+/*
+ * The time from @now to this CPU's next timer event: its clock event device
+ * is programmed for the earliest of its timers, hrtimers and the tick (if
+ * the idle loop kept it) included, so a CPU no interrupt wakes sleeps that
+ * long. That is tick_nohz_get_sleep_length()'s @delta_next; its result
+ * differs only while the tick is kept, where it gives the next timer past
+ * the tick. Endless if the CPU has no tick device.
+ */
+static __always_inline u64 next_timer_event(u64 now)
+{
+	struct tick_device *td = bpf_this_cpu_ptr(&tick_cpu_device);
+	struct clock_event_device *dev = td->evtdev;
+	s64 left;
+
+	if (!dev)
+		return CADENCE_IDLE_ENDLESS;
+	/* ktime_t: CLOCK_MONOTONIC ns, the clock of bpf_ktime_get_ns(). */
+	left = dev->next_event - (s64)now;
+	return left > 0 ? left : 0;
+}
+
+/*
+ * The sleep length a governor asked for since the last entry, else the
+ * time to the next timer event.
+ */
+static __always_inline u64 take_sleep_length(u64 now)
 {
 	struct cadence_sleep_length *sl = idle_sleep_length_here();
-	u64 ns = CADENCE_IDLE_ENDLESS;
 
 	if (sl && sl->fresh) {
-		ns = sl->ns;
 		sl->fresh = false;
+		return sl->ns;
 	}
-	return ns;
+	return next_timer_event(now);
 }
 
 /*
@@ -232,7 +259,7 @@ static __always_inline void idle_enter(u32 cpu, s32 kernel_state, u64 now)
 	struct cadence_idle_states *s = bpf_map_lookup_elem(&idle_states, &cpu);
 	struct cadence_idle_table *t = bpf_map_lookup_elem(&idle_table, &cpu);
 	struct cadence_idle_cpu *c = idle_cpu_here();
-	u64 sleep_length = take_sleep_length();
+	u64 sleep_length = take_sleep_length(now);
 	struct cadence_policy pol;
 	struct cadence_idle_entry e;
 	u32 rand, zero = 0, acting;

@@ -23,7 +23,8 @@ fn has_function(kallsyms: &str, func: &str) -> bool {
 }
 
 /// What the learner will run on: the tracepoint only with states to learn
-/// for, the sleep length only where a cpuidle governor asks for it.
+/// for, the governor's sleep length only where a cpuidle governor asks for
+/// it (else the tracepoint reads the time to the next timer event).
 pub struct Plan {
     learn: bool,
     sleep_length: bool,
@@ -79,10 +80,10 @@ impl Plan {
         match (self.learn, self.sleep_length) {
             (false, _) => "idle learner off: no idle states (see `scx_cadence idle-states`)",
             (true, false) => {
-                "idle learner on power:cpu_idle; sleep length unknown (no cpuidle governor asks for it)"
+                "idle learner on power:cpu_idle; sleep length: the time to the CPU's next timer event (no cpuidle governor asks for it)"
             }
             (true, true) => {
-                "idle learner on power:cpu_idle, sleep length from tick_nohz_get_sleep_length"
+                "idle learner on power:cpu_idle, sleep length from tick_nohz_get_sleep_length, else the time to the CPU's next timer event"
             }
         }
     }

@@ -23,7 +23,7 @@ while time.time() < end:
 
 # What `idle record` printed, the live scores of the recorded periods, is
 # what `idle replay` of its trace gives, count for count, with no record
-# dropped.
+# dropped; and the sleepers' periods carry a sleep length (issue 50).
 case_idle_record_then_replay_gives_the_live_counts() {
 	local trace=$VM_OUT/idle_record.trace
 	start_sched "$VM_OUT/idle_record.sched.log" --idle-states "$RECORD_STATES" || return 1
@@ -63,6 +63,16 @@ for src in ("teo", "per_choice", "seed", "kernel"):
 for src in ("teo", "per_choice", "seed"):
     if live["scores"][src]["residency"]["periods"] != live["periods"]:
         bad.append(f"{src}: {live['scores'][src]['residency']['periods']} scored of {live['periods']}")
+# No cpuidle driver: every idle entry follows tick_nohz_idle_stop_tick(),
+# whose next timer event is the sleep length; the sleepers ask for 1-3 ms.
+periods = [json.loads(l)["period"] for l in lines if l.startswith('{"period"')]
+known = sorted(p["sleep_length_ns"] for p in periods if p["cpu"] in (1, 2) and p["sleep_length_ns"] < 2**63 - 1)
+of = sum(1 for p in periods if p["cpu"] in (1, 2))
+print(f"sleepers' periods with a sleep length: {len(known)} of {of}" + (f", median {known[len(known) // 2]} ns" if known else ""))
+if len(known) < 0.9 * of:
+    bad.append(f"a sleep length on {len(known)} of the sleepers' {of} periods")
+elif not 100_000 <= known[len(known) // 2] <= 10_000_000:
+    bad.append(f"the sleepers' median sleep length {known[len(known) // 2]} ns is not within 0.1-10 ms")
 if bad:
     print("FAIL: " + "; ".join(bad))
     sys.exit(1)
