@@ -1,9 +1,11 @@
 // Compiles bpf/'s units and links them into the scheduler's object
-// (OUT_DIR/bpf.bpf.o) and skeleton (OUT_DIR/bpf_skel.rs), the
-// test-only PELT, placement, deadline and cgroup programs into
-// OUT_DIR/*_test_skel.rs, the idle learner's and the cpufreq target's replay
-// programs into OUT_DIR/{idle,cpufreq}_replay_skel.rs and the APERF/MPERF probe into
-// OUT_DIR/aperf_probe_skel.rs, and turns
+// (OUT_DIR/bpf.bpf.o) and skeleton (OUT_DIR/bpf_skel.rs); links the
+// placement test program and the idle learner's replay program with the
+// scheduler's own search and learner units (OUT_DIR/{place_test,idle_replay}/
+// bpf_skel.rs); builds the test-only PELT, deadline and cgroup programs into
+// OUT_DIR/*_test_skel.rs, the cpufreq target's replay program into
+// OUT_DIR/cpufreq_replay_skel.rs and the APERF/MPERF probe into
+// OUT_DIR/aperf_probe_skel.rs; and turns
 // bpf/intf.h into Rust bindings (OUT_DIR/bpf_intf.rs). scx_cargo ships the
 // sched_ext headers and vmlinux.h. It runs $BPF_CLANG (default `clang`),
 // which must be clang >= 19 (check_clang()): on Debian 12, `export
