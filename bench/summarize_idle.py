@@ -279,6 +279,19 @@ def print_costs(path):
               f"{statistics.median(ratios):.2f}x.")
 
 
+
+def timed_periods(path):
+    """The periods of the trace at @path whose sleep length is known (below
+    KTIME_MAX): a governor's, or the time to the CPU's next timer event."""
+    if not os.path.exists(path):
+        return "?"
+    n = 0
+    with open(path) as f:
+        for line in f:
+            if line.startswith('{"period"'):
+                n += json.loads(line)["period"]["sleep_length_ns"] < 2**63 - 1
+    return n
+
 def main(out):
     results = {}
     for trace in TRACES:
@@ -322,7 +335,8 @@ def main(out):
         if os.path.exists(live):
             with open(live) as f:
                 rec = json.load(f)
-            print(f"Recorded: {rec['periods']} periods on CPUs {rec['cpus']}, {rec['drops']} dropped.")
+            print(f"Recorded: {rec['periods']} periods on CPUs {rec['cpus']}, {rec['drops']} dropped, "
+                  f"{timed_periods(os.path.join(out, f'{trace}.trace'))} with a sleep length.")
         if trace == "bimodal":
             # Independent draws: nothing to learn beyond the shares, so the
             # best any predictor can do is always the more common mode.
