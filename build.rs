@@ -76,8 +76,6 @@ fn linked_skel(name: &str, main: &str, units: &[&str]) {
 
 fn main() {
     check_clang();
-    // scx_cargo names the files it compiles, not every header they include.
-    println!("cargo:rerun-if-changed=bpf");
     // The scheduler: one unit per concern, compiled apart and linked into
     // OUT_DIR/bpf.bpf.o (bpf/cadence.bpf.h declares what they share).
     let mut sched = scx_cargo::BpfBuilder::new().expect(NO_CLANG);

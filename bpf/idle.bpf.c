@@ -95,28 +95,46 @@ CADENCE_PER_CPU(struct cadence_sleep_length, idle_sleep_length);
  */
 #define CADENCE_IDLE_PUBLISH_NS 50000000ULL
 
-/* Each CPU's tick device (kernel/time/tick-common.c). */
-extern struct tick_device tick_cpu_device __ksym;
+/*
+ * Each CPU's tick device (kernel/time/tick-common.c). Weak: a kernel whose
+ * BTF lacks per-CPU variables still loads the scheduler, with endless
+ * sleep lengths where no governor asks.
+ */
+extern struct tick_device tick_cpu_device __ksym __weak;
+
+/* KTIME_MAX (include/linux/ktime.h): a device programmed for nothing. */
+#define CADENCE_KTIME_MAX 0x7fffffffffffffffLL
 
 /*
- * The time from @now to this CPU's next timer event: its clock event device
- * is programmed for the earliest of its timers, hrtimers and the tick (if
- * the idle loop kept it) included, so a CPU no interrupt wakes sleeps that
- * long. That is tick_nohz_get_sleep_length()'s @delta_next; its result
- * differs only while the tick is kept, where it gives the next timer past
- * the tick. Endless if the CPU has no tick device.
+ * The time from @now to this CPU's next timer event: in one-shot mode its
+ * clock event device is programmed for the earliest of its timers, hrtimers
+ * and the tick (if the idle loop kept it) included, so a CPU no interrupt
+ * wakes sleeps that long. That is tick_nohz_get_sleep_length()'s
+ * @delta_next. Its result can be later: worked out before the tick is
+ * stopped, it is the next timer past the tick; and it can be earlier: it
+ * counts global timers that timer migration may hand to another CPU.
+ * Endless without a tick device, with one programmed for nothing
+ * (KTIME_MAX: one-shot stopped, or shut down), and in periodic mode, where
+ * next_event is not kept up (tick_handle_periodic()).
  */
 static __always_inline u64 next_timer_event(u64 now)
 {
-	struct tick_device *td = bpf_this_cpu_ptr(&tick_cpu_device);
-	struct clock_event_device *dev = td->evtdev;
-	s64 left;
+	struct clock_event_device *dev;
+	struct tick_device *td;
+	s64 next;
 
-	if (!dev)
+	if (!bpf_ksym_exists(&tick_cpu_device))
+		return CADENCE_IDLE_ENDLESS;
+	td = bpf_this_cpu_ptr(&tick_cpu_device);
+	dev = td->evtdev;
+	if (!dev || dev->state_use_accessors == CLOCK_EVT_STATE_PERIODIC)
+		return CADENCE_IDLE_ENDLESS;
+	next = dev->next_event;
+	if (next == CADENCE_KTIME_MAX)
 		return CADENCE_IDLE_ENDLESS;
 	/* ktime_t: CLOCK_MONOTONIC ns, the clock of bpf_ktime_get_ns(). */
-	left = dev->next_event - (s64)now;
-	return left > 0 ? left : 0;
+	next -= (s64)now;
+	return next > 0 ? next : 0;
 }
 
 /*

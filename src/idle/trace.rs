@@ -49,8 +49,8 @@ pub struct PeriodRecord {
     /// bpf_ktime_get_ns() at idle entry.
     pub start_ns: u64,
     pub duration_ns: u64,
-    /// Time to the next timer as the governor asked, KTIME_MAX (i64::MAX)
-    /// if nobody asked.
+    /// The sleep length: the governor's where one asked, else the time to
+    /// the CPU's next timer event; KTIME_MAX (i64::MAX) if neither is known.
     pub sleep_length_ns: u64,
     /// The state the kernel entered (power:cpu_idle), -1 if not known.
     pub kernel_state: i32,

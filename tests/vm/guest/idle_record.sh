@@ -63,8 +63,8 @@ for src in ("teo", "per_choice", "seed", "kernel"):
 for src in ("teo", "per_choice", "seed"):
     if live["scores"][src]["residency"]["periods"] != live["periods"]:
         bad.append(f"{src}: {live['scores'][src]['residency']['periods']} scored of {live['periods']}")
-# No cpuidle driver: every idle entry follows tick_nohz_idle_stop_tick(),
-# whose next timer event is the sleep length; the sleepers ask for 1-3 ms.
+# No cpuidle driver, no governor: each idle entry reads the time to its
+# CPU's next timer event as the sleep length; the sleepers ask for 1-3 ms.
 periods = [json.loads(l)["period"] for l in lines if l.startswith('{"period"')]
 known = sorted(p["sleep_length_ns"] for p in periods if p["cpu"] in (1, 2) and p["sleep_length_ns"] < 2**63 - 1)
 of = sum(1 for p in periods if p["cpu"] in (1, 2))
