@@ -415,11 +415,16 @@ impl QosLimits {
     /// be in force (read at open or written since): another writer (a
     /// tuning daemon, an administrator, another scheduler's loader)
     /// changed it. A CPU whose value is unknown (still saved from a
-    /// restore that failed) has nothing to compare.
+    /// restore that failed) is judged by its saved line (Saved::may_be_ours).
     fn changed_by_another(&self, cpu: u32, now_in_file: Option<u32>) -> bool {
-        self.cpus
-            .get(&cpu)
-            .is_some_and(|c| c.in_force != Some(u32::MAX) && c.in_force != now_in_file)
+        match self.cpus.get(&cpu).map(|c| c.in_force) {
+            None => false,
+            Some(Some(u32::MAX)) => self
+                .saved
+                .get(&cpu)
+                .is_some_and(|line| !line.may_be_ours(now_in_file)),
+            Some(in_force) => in_force != now_in_file,
+        }
     }
 
     /// Hands @cpu to the writer that put @raw in its file: its value is the
@@ -460,24 +465,20 @@ impl QosLimits {
             self.yield_to_another(cpu, &raw);
             return false;
         }
-        // Stored before the write: killed at any point, the file holds the
-        // limit in force or @us, both ours for the next start.
+        // Stored before the write: killed at any point, the file holds what
+        // it holds now (ours, as just checked) or @us, both ours for the
+        // next start.
         let before = self.saved.get(&cpu).cloned();
         let newly_saved = before.is_none();
-        let in_force = self.cpus[&cpu].in_force;
         let line = self.saved.entry(cpu).or_insert_with(|| Saved {
-            original: raw,
+            original: raw.clone(),
             ours: Vec::new(),
         });
-        let mut ours = match in_force {
-            // Unknown (a failed restore kept the line): what the line says.
-            Some(u32::MAX) => line.ours.clone(),
-            _ => vec![limit_text(in_force)],
-        };
-        ours.retain(|v| *v != line.original);
-        ours.truncate(MAX_OURS - 1);
-        ours.push(limit_text(us));
-        line.ours = ours;
+        line.ours = [raw, limit_text(us)]
+            .into_iter()
+            .filter(|v| *v != line.original)
+            .collect();
+        line.ours.dedup();
         if let Err(e) = self.store_saved() {
             // Without the saved original a kill -9 could not be undone, nor
             // told from another writer's value: write nothing.
@@ -524,11 +525,11 @@ impl QosLimits {
         for (cpu, line) in std::mem::take(&mut self.saved) {
             let path = qos_path(&self.sysfs, cpu);
             // A CPU of this run is judged by what it knows it wrote; one a
-            // killed run left saved, by the values its line says it may
-            // have left.
-            let foreign = |in_file| match self.cpus.contains_key(&cpu) {
-                true => self.changed_by_another(cpu, in_file),
-                false => !line.may_be_ours(in_file),
+            // killed run left saved, or whose value is unknown (a restore
+            // that failed), by the values its line says it may have left.
+            let foreign = |in_file| match self.cpus.get(&cpu).map(|c| c.in_force) {
+                Some(Some(u32::MAX)) | None => !line.may_be_ours(in_file),
+                Some(in_force) => in_force != in_file,
             };
             let raw = line.original.clone();
             if let Ok((now_raw, in_file)) = read_raw(&path)

@@ -211,6 +211,40 @@ fn the_next_open_after_a_kill_leaves_what_another_writer_set_since() {
     assert_eq!(file(&sysfs, 0), "n/a");
 }
 
+/// A CPU whose restore failed at open stays saved with its value unknown
+/// (a sysfs write can fail where the probe's open does not): its saved
+/// line then says what may be ours. A value the killed run may have left
+/// is written over, and the new line keeps the value found and the one
+/// written; another writer's value is left, with the CPU.
+#[test]
+fn a_cpu_whose_restore_failed_is_judged_by_its_saved_line() {
+    let s = Scratch::new("qos-unknown");
+    let sysfs = fake_sysfs(&s, &[(0, "30"), (1, "30")]);
+    let run = s.0.join("run");
+    let mut q = QosLimits::open(&sysfs, &run, &set(&[0, 1])).unwrap();
+    // As open() leaves a CPU whose restore failed (the restore path itself
+    // is an_original_that_cannot_be_restored_stays_saved's).
+    for cpu in [0, 1] {
+        q.cpus.get_mut(&cpu).unwrap().in_force = Some(u32::MAX);
+        let line = Saved {
+            original: "n/a".into(),
+            ours: vec!["40".into(), "30".into()],
+        };
+        q.saved.insert(cpu, line);
+    }
+    std::fs::write(qos_path(&sysfs, 1), "77\n").unwrap();
+    let t0 = Instant::now();
+    assert!(q.request(0, Some(20), t0));
+    assert!(!q.request(1, Some(20), t0));
+    assert_eq!([file(&sysfs, 0), file(&sysfs, 1)], ["20", "77"]);
+    assert_eq!(saved(&run).unwrap(), "0 n/a 30 20\n");
+    assert_eq!(q.warned(), set(&[1]));
+    // Killed now, the next start restores CPU 0 over its 20.
+    std::mem::forget(q);
+    let _q = QosLimits::open(&sysfs, &run, &set(&[0, 1])).unwrap();
+    assert_eq!([file(&sysfs, 0), file(&sysfs, 1)], ["n/a", "77"]);
+}
+
 #[test]
 fn writes_are_rate_limited_and_the_last_request_catches_up() {
     let s = Scratch::new("qos-rate");
