@@ -243,8 +243,8 @@ impl QosLimits {
         };
         // Errors are logged and the failed entries stay saved: this run's
         // restore_all (and, failing that, the next start) tries them again,
-        // and they are never saved anew over. A CPU no CPU of this run is,
-        // so restore_all judges another writer by the saved line alone.
+        // and they are never saved anew over. No CPU is open yet, so
+        // restore_all judges another writer by each saved line alone.
         if let Err(e) = me.restore_all() {
             warn!("PM QoS: restoring what a previous run saved: {e:#}");
         }
@@ -479,6 +479,11 @@ impl QosLimits {
             .filter(|v| *v != line.original)
             .collect();
         line.ours.dedup();
+        // Never empty: a line without values of ours reads as an older
+        // file's, restored whatever the file holds.
+        if line.ours.is_empty() {
+            line.ours.push(line.original.clone());
+        }
         if let Err(e) = self.store_saved() {
             // Without the saved original a kill -9 could not be undone, nor
             // told from another writer's value: write nothing.

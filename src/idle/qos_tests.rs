@@ -219,12 +219,12 @@ fn the_next_open_after_a_kill_leaves_what_another_writer_set_since() {
 #[test]
 fn a_cpu_whose_restore_failed_is_judged_by_its_saved_line() {
     let s = Scratch::new("qos-unknown");
-    let sysfs = fake_sysfs(&s, &[(0, "30"), (1, "30")]);
+    let sysfs = fake_sysfs(&s, &[(0, "30"), (1, "30"), (2, "n/a")]);
     let run = s.0.join("run");
-    let mut q = QosLimits::open(&sysfs, &run, &set(&[0, 1])).unwrap();
+    let mut q = QosLimits::open(&sysfs, &run, &set(&[0, 1, 2])).unwrap();
     // As open() leaves a CPU whose restore failed (the restore path itself
     // is an_original_that_cannot_be_restored_stays_saved's).
-    for cpu in [0, 1] {
+    for cpu in [0, 1, 2] {
         q.cpus.get_mut(&cpu).unwrap().in_force = Some(u32::MAX);
         let line = Saved {
             original: "n/a".into(),
@@ -236,13 +236,19 @@ fn a_cpu_whose_restore_failed_is_judged_by_its_saved_line() {
     let t0 = Instant::now();
     assert!(q.request(0, Some(20), t0));
     assert!(!q.request(1, Some(20), t0));
-    assert_eq!([file(&sysfs, 0), file(&sysfs, 1)], ["20", "77"]);
-    assert_eq!(saved(&run).unwrap(), "0 n/a 30 20\n");
+    // CPU 2 holds its original, and gets it written: the line still names
+    // a value of ours (the original), so it does not read as an older
+    // file's line.
+    assert!(q.request(2, Some(0), t0));
+    assert_eq!([0, 1, 2].map(|cpu| file(&sysfs, cpu)), ["20", "77", "n/a"]);
+    assert_eq!(saved(&run).unwrap(), "0 n/a 30 20\n2 n/a n/a\n");
     assert_eq!(q.warned(), set(&[1]));
-    // Killed now, the next start restores CPU 0 over its 20.
+    // Killed now, the next start restores CPU 0 over its 20, and leaves the
+    // value another writer then gave CPU 2.
     std::mem::forget(q);
-    let _q = QosLimits::open(&sysfs, &run, &set(&[0, 1])).unwrap();
-    assert_eq!([file(&sysfs, 0), file(&sysfs, 1)], ["n/a", "77"]);
+    std::fs::write(qos_path(&sysfs, 2), "5\n").unwrap();
+    let _q = QosLimits::open(&sysfs, &run, &set(&[0, 1, 2])).unwrap();
+    assert_eq!([0, 1, 2].map(|cpu| file(&sysfs, cpu)), ["n/a", "77", "5"]);
 }
 
 #[test]
