@@ -3,7 +3,7 @@
 # seed 003's predictor and this project's per-choice variant pick the right
 # idle state, as the seed scores it, on
 #   - synthetic traces (bench/idle_traces.py: periodic, bimodal, a pattern
-#     that changes half way, alternating, Markov runs, timers with their
+#     that changes half way, alternating, Markov runs, bursts, timers with their
 #     sleep length, timers cut short by interrupts), made here, deterministic;
 #   - traces recorded in one VM boot under the seed's kinds of load
 #     (bench/idle_guest.sh: schbench-like, hackbench, sleeping-ebizzy-like,
@@ -44,7 +44,7 @@ python3 "$ROOT/bench/idle_traces.py" "$out"
 
 # The balanced policy's knobs with the random pick instead of heaviest.
 printf '[idle]\npick = "random"\n' >"$out/random.toml"
-for trace in periodic bimodal changing alternating markov timer timer_irq wakeup hackbench sleepy pingpong; do
+for trace in periodic bimodal changing alternating markov bursts timer timer_irq wakeup hackbench sleepy pingpong; do
 	for table in intel power9; do
 		for pick in random heaviest; do
 			policy=balanced

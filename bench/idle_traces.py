@@ -6,7 +6,8 @@ starts from a fresh table. Deterministic: one seeded generator per trace.
 
     idle_traces.py DIR        writes DIR/<family>.trace for each family below:
                               periodic, bimodal, changing (no timer known),
-                              alternating, markov (patterns, no timer known),
+                              alternating, markov, bursts (patterns, no
+                              timer known),
                               timer, timer_irq (a timer ends or bounds each
                               period, and its sleep length is given)
 
@@ -19,7 +20,7 @@ Each duration below says which state is ideal for it in each table (the
 deepest whose residency it lasts); none sits within its jitter of a
 residency, so the ideal of a mode never flips with the noise.
 
-Every period of the first five families has sleep_length_ns = ENDLESS (no
+Every period of the first six families has sleep_length_ns = ENDLESS (no
 timer known: a non-timer wake-up, the case seed 003 is about; it is also
 what the VM's recordings hold, where no cpuidle governor asks for a sleep
 length). In timer and timer_irq a timer is due at sleep_length_ns from the
@@ -96,6 +97,12 @@ ALTERNATING = [(15, 900), (5, 1500), (35, 300), (5, 40000)]
 # periods. (short us, long us, STAY)
 MARKOV = [(5, 1500, 0.9), (35, 15000, 0.9), (5, 300, 0.75), (15, 900, 0.95)]
 
+# bursts: runs of short periods, each run 1..2N-1 long (N on average), then
+# one long period: a device or a producer that delivers work in bursts with
+# quiet gaps between them. Short modes C1 / snooze (5 us), C1E / stop0
+# (35 us), C1 / stop0_lite (15 us); long ones as above. (short us, N, long us)
+BURSTS = [(5, 8, 1500), (35, 4, 15000), (5, 16, 300), (15, 6, 40000)]
+
 # timer: a periodic timer (cyclictest-like) of this many us on each CPU; the
 # CPU wakes for it after a delay of 1..TIMER_DELAY_US us.
 TIMER = [35, 300, 1500, 15000]
@@ -125,6 +132,21 @@ def markov(short, long, stay):
         if i > 0 and rng.random() >= stay:
             last[0] = long if last[0] == short else short
         return last[0]
+
+    return mode
+
+
+def bursts(short, n, long):
+    """A mode function: runs of @short (1..2n-1 of them), each followed by
+    one @long."""
+    left = [0]
+
+    def mode(rng, i):
+        if left[0] == 0:
+            left[0] = rng.randint(1, 2 * n - 1)
+            return long if i > 0 else short
+        left[0] -= 1
+        return short
 
     return mode
 
@@ -183,6 +205,7 @@ def traces():
         4, [lambda rng, i, a=a: duration_us_of_turn(a, i) for a in ALTERNATING]
     )
     yield "markov", generate(5, [markov(*m) for m in MARKOV])
+    yield "bursts", generate(8, [bursts(*b) for b in BURSTS])
     yield "timer", generate(6, [lambda rng, i, t=t: timer_period(rng, t, 0.0) for t in TIMER])
     yield "timer_irq", generate(
         7, [lambda rng, i, t=t: timer_period(rng, *t) for t in TIMER_IRQ]

@@ -23,7 +23,7 @@ import os
 import statistics
 import sys
 
-from idle_traces import BIMODAL, MARKOV
+from idle_traces import BIMODAL, BURSTS, MARKOV
 
 # The traces in the order of the tables, with what each stands for.
 TRACES = {
@@ -32,6 +32,7 @@ TRACES = {
     "changing": "synthetic: one pattern for the first half of each CPU's periods, another after",
     "alternating": "synthetic: short and long strictly in turn (e.g. 15 us, 900 us), no timer known",
     "markov": "synthetic: short and long in runs, the mode kept with probability 0.75..0.95",
+    "bursts": "synthetic: runs of short periods (4..16 on average), each followed by one long",
     "timer": "synthetic: a periodic timer per CPU (35 us .. 15 ms), its sleep length known",
     "timer_irq": "synthetic: a timer per CPU, and with probability 0.3..0.9 an interrupt first",
     "wakeup": "recorded in the VM: schbench-like wake-ups (bench/idle_load.py)",
@@ -348,6 +349,11 @@ def main(out):
             # The last period's mode is the best guess; it holds with STAY.
             best = sum(stay for _s, _l, stay in MARKOV) / len(MARKOV)
             print(f"Best possible (the last period's mode): {100 * best:.2f}% correct.")
+        if trace == "bursts":
+            # A run's end is random: the short mode is the best guess, right
+            # on N of every N + 1 periods on average.
+            best = sum(n / (n + 1) for _s, n, _l in BURSTS) / len(BURSTS)
+            print(f"Best possible (always the short mode): {100 * best:.2f}% correct, expected.")
         if trace in SEED_LIKE:
             print(f"Seed 003's like load: {SEED_LIKE[trace]} (below).")
         for table, tname in TABLES.items():
