@@ -21,9 +21,9 @@ deepest whose residency it lasts); none sits within its jitter of a
 residency, so the ideal of a mode never flips with the noise.
 
 Every period of the first six families has sleep_length_ns = ENDLESS (no
-timer known: a non-timer wake-up, the case seed 003 is about; it is also
-what the VM's recordings hold, where no cpuidle governor asks for a sleep
-length). In timer and timer_irq a timer is due at sleep_length_ns from the
+timer known: a non-timer wake-up, the case seed 003 is about; the VM's
+recordings held it too until they read the time to the next timer event,
+91870bc). In timer and timer_irq a timer is due at sleep_length_ns from the
 period's start and the period ends at it (plus a wake-up delay) unless an
 interrupt comes first: teo's hits, its timer path and its sleep-length
 cap run there. Every period has kernel_state -1 (no cpuidle driver) and a
@@ -35,7 +35,7 @@ import os
 import random
 import sys
 
-# src/idle/reference.rs ENDLESS: i64::MAX, "nobody asked".
+# src/idle/reference.rs ENDLESS: i64::MAX, no sleep length known.
 ENDLESS = 2**63 - 1
 # Periods per CPU: enough for teo's bins (decay 7/8 a period) and the
 # weights (learning rate 10%) to settle many
