@@ -436,6 +436,49 @@ fn seed_learns_a_miss_toward_the_hit_state_or_the_timers() {
     assert_eq!(run.table.seed_weight[1][..2], [4400, 5400]);
 }
 
+/// Seed 003's bounds in its own matrix: 200 hits in C6 (a 1000 us timer,
+/// reached every time) from fresh bins: teo and the seed keep C6, and the
+/// row of the state entered, C6's, moves toward it as
+/// per_choice_update_stays_inside_its_bounds works out: 6000 stops at 8784,
+/// 2000 at 1030.
+#[test]
+fn seed_update_stays_inside_its_bounds() {
+    let Some(l) = learner() else { return };
+    let s = three_states();
+    let hit = Period {
+        sleep_length_ns: 1000 * US,
+        ..period(1000 * US)
+    };
+    let run = bpf_run(&l, &SEED, &s, &Table::default(), &vec![hit; 200]);
+    assert!(run.entries.iter().all(|e| (e.teo, e.seed) == (2, 2)));
+    assert_eq!(run.table.seed_weight[2][..3], [1030, 1030, 8784]);
+    assert_eq!(run.table.seed_weight[1][..3], [2000, 6000, 2000]);
+}
+
+/// RFC v2's teo_update() learns nothing when no state fits the sleep
+/// length (no idx_timer): a 1 us timer with C1 (2 us) the shallowest
+/// state. teo and the seed take C1; the seed's row stays fresh
+/// ([6000, 4000]), while the per-choice row learns toward C1, the
+/// shallowest: [6600, 3600].
+#[test]
+fn seed_learns_nothing_when_no_state_fits_the_sleep_length() {
+    let Some(l) = learner() else { return };
+    let s = StatesNs {
+        residency_ns: vec![2 * US, 600 * US],
+        exit_latency_ns: vec![2 * US, 133 * US],
+        disabled: vec![false; 2],
+    };
+    let p = Period {
+        sleep_length_ns: US,
+        ..period(US)
+    };
+    let run = bpf_run(&l, &SEED, &s, &Table::default(), &[p]);
+    assert_eq!((run.entries[0].teo, run.entries[0].seed), (0, 0));
+    assert_eq!(run.table.seed_weight[0][..2], [6000, 4000]);
+    assert_eq!(run.table.weight[0][..2], [6600, 3600]);
+    assert_eq!(run.table.periods, 1);
+}
+
 /// The score of hand-made periods: a 700 us period justifies C6 by
 /// residency (600 us) but only C1 once C6's 133 us exit latency is added
 /// (733 > 700): the same choice is correct by one ideal and one state too
