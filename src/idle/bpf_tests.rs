@@ -46,6 +46,15 @@ fn three_states() -> StatesNs {
     }
 }
 
+/// Skylake-SP's C1 and C6 alone: no state with a zero residency.
+fn c1_and_c6() -> StatesNs {
+    StatesNs {
+        residency_ns: vec![2 * US, 600 * US],
+        exit_latency_ns: vec![2 * US, 133 * US],
+        disabled: vec![false; 2],
+    }
+}
+
 fn period(duration_ns: u64) -> Period {
     Period {
         duration_ns,
@@ -422,11 +431,7 @@ fn seed_learns_a_hit_toward_the_state_entered() {
 #[test]
 fn seed_learns_a_miss_toward_the_hit_state_or_the_timers() {
     let Some(l) = learner() else { return };
-    let s = StatesNs {
-        residency_ns: vec![2 * US, 600 * US],
-        exit_latency_ns: vec![2 * US, 133 * US],
-        disabled: vec![false; 2],
-    };
+    let s = c1_and_c6();
     let run = bpf_run(&l, &SEED, &s, &Table::default(), &[period(US)]);
     assert_eq!(run.entries[0].seed, 1);
     assert_eq!(run.table.seed_weight[1][..2], [3600, 6600]);
@@ -463,11 +468,7 @@ fn seed_update_stays_inside_its_bounds() {
 #[test]
 fn seed_learns_nothing_when_no_state_fits_the_sleep_length() {
     let Some(l) = learner() else { return };
-    let s = StatesNs {
-        residency_ns: vec![2 * US, 600 * US],
-        exit_latency_ns: vec![2 * US, 133 * US],
-        disabled: vec![false; 2],
-    };
+    let s = c1_and_c6();
     let p = Period {
         sleep_length_ns: US,
         ..period(US)
