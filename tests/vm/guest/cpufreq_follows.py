@@ -13,16 +13,21 @@ there too. So that CPU's util is held against the share of time the CPU
 was busy (not idle) over the same samples, read from /proc/schedstat:
 PELT's util_avg of a CPU running a share s of the time converges to
 s x 1024 (kernel/sched/pelt.c), and what the target follows is never below
-it (it is the larger of that and the task's util_est). It must also stay
-below saturation, where the hog's CPU is, as long as PELT's closed form
+it (it is the larger of that and the task's util_est). The CPU's own
+util_avg must also stay below saturation, where the hog's CPU is, as long
+as PELT's closed form
 for that share and the CPU's mean busy stretch (busy time over its idle
 entries, /proc/schedstat) keeps the peak below SATURATED_UTIL -
 SHARE_TOLERANCE: a slow host stretches runs and sleeps alike (the vCPU
 waits for the host; the task's runs took 32-34 ms instead of 7-8 with
 the host's CPUs shared with 8 busy loops), and by that closed form
-stretches of 200 ms at a share of 0.5 peak at 1011. CI read 1015 at
-c74217b with the task at 0.50; that is explained so only if its CPU's
-stretches were over about 90 ms, which was not recorded. Run this pinned
+stretches of 200 ms at a share of 0.5 peak at 1011. The target may read
+saturated through the task's util_est alone, which fair.c's
+util_est_update() leaves unchanged at a sleep when the task's runnable_avg
+exceeds its util_avg by UTIL_EST_MARGIN: in the fresh-clone CI at 96482a3
+the task's util_est stayed at 1011 (from its CPU-bound start) over 19 of
+30 samples with runnable_avg 11-59 above util_avg, while the CPU's own
+util_avg read 400-650; so that is allowed, and only that. Run this pinned
 away from CPUs 1 and 2, or the sampler's own util is what it reads there.
 
 Usage: cpufreq_follows.py PIN_DIR SCHED PART_TIME_PID"""
@@ -51,6 +56,10 @@ SHARE_TOLERANCE = 100
 SATURATED_UTIL = 1000
 # PELT's decay per 1024 us period: y^32 = 1/2 (kernel/sched/pelt.c).
 PELT_Y = 0.5 ** (1 / 32)
+# kernel/sched/fair.c UTIL_EST_MARGIN, SCHED_CAPACITY_SCALE / 100: at a
+# sleep, util_est_update() keeps the task's util_est when its runnable_avg
+# exceeds its util_avg by more (it may not have had all the CPU it wanted).
+UTIL_EST_MARGIN = 10
 
 
 def ran_ns():
@@ -168,10 +177,27 @@ for headroom in (125, 250):
             print(f"  cpu 1 samples (target util, CPU util_avg): "
                   f"{list(zip(utils, cpu_avgs))}, lost_idle_time {lost}")
             print(f"  the part-time task (util_avg, util_est, runnable_avg): {task_rows}")
-        if cpu == 1 and peak < SATURATED_UTIL - SHARE_TOLERANCE and med >= SATURATED_UTIL:
-            failures.append(f"the part-time task's CPU reads saturated ({med}) "
+        # Saturation is judged on the CPU's own PELT signal; the target may
+        # still read higher through the task's util_est, which fair.c keeps
+        # from sleep to sleep while the task waits more than the margin
+        # (its runnable_avg above its util_avg): under TCG every wake-up
+        # waits for the emulated CPU, and a task that started CPU-bound
+        # can keep util_est near 1024 so. That is the kernel's rule; a high
+        # util_est without those waits is not.
+        cpu_med = statistics.median([a for u, a in zip(utils, cpu_avgs) if u > 0] or [0])
+        if cpu == 1 and peak < SATURATED_UTIL - SHARE_TOLERANCE and cpu_med >= SATURATED_UTIL:
+            failures.append(f"the part-time task's CPU reads saturated (util_avg {cpu_med}) "
                             f"though it was busy {share:.2f} of the time in stretches "
                             f"of {run_ms:.1f} ms")
+        rows = [r for r in task_rows if r]
+        if cpu == 1 and med >= SATURATED_UTIL > cpu_med and rows:
+            gap = statistics.median(run - util for util, _est, run in rows)
+            print(f"  the target reads {med} through util_est, {max(e for _u, e, _r in rows)} "
+                  f"at most; the task's runnable_avg is above its util_avg by {gap} (median)")
+            if gap <= UTIL_EST_MARGIN:
+                failures.append(f"the part-time task's util_est keeps its CPU's target at {med} "
+                                f"though its runnable_avg is within {UTIL_EST_MARGIN} of its "
+                                f"util_avg (median gap {gap})")
 
 for f in failures:
     print("FAIL:", f)
