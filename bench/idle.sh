@@ -36,6 +36,7 @@ mkdir -p "$out/replay"
 declare -A tables=(
 	[intel]=$ROOT/docs/idle-states/intel-skylake-sp.txt
 	[power9]=$ROOT/docs/idle-states/power9.txt
+	[juno]=$ROOT/docs/idle-states/juno-r0-a57.txt
 )
 
 python3 "$ROOT/bench/idle_traces.py" "$out"
@@ -45,7 +46,7 @@ python3 "$ROOT/bench/idle_traces.py" "$out"
 # The balanced policy's knobs with the random pick instead of heaviest.
 printf '[idle]\npick = "random"\n' >"$out/random.toml"
 for trace in periodic bimodal changing alternating markov bursts timer timer_irq wakeup hackbench sleepy pingpong; do
-	for table in intel power9; do
+	for table in intel power9 juno; do
 		for pick in random heaviest; do
 			policy=balanced
 			[ $pick = random ] && policy=$out/random.toml

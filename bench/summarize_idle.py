@@ -41,6 +41,9 @@ TRACES = {
     "pingpong": "recorded in the VM: pgbench-like TCP ping-pong, 2 pairs (bench/idle_load.py)",
 }
 TABLES = {"intel": "Intel Skylake-SP (POLL, C1, C1E, C6)", "power9": "POWER9 (snooze ... stop5)"}
+# The tables whose states carry power (docs/idle-states/), replayed only for
+# the energy proxy.
+POWER_TABLES = {"juno": "Juno r0 Cortex-A57 (WFI, cpu-sleep-0, cluster-sleep-0)"}
 PICKS = {"random": "per_choice, random pick", "heaviest": "per_choice, heaviest (presets)"}
 # issue 13's targets: on these traces per_choice must be >= 10 points more
 # correct than teo, with fewer overshoots; on every trace no more than
@@ -146,6 +149,41 @@ def latency_section(out):
             ]
             print(f"| {trace} | {table} | " + " | ".join(cells) + " |")
     print()
+
+
+def energy(out, trace, table, pick):
+    """Per source, spent / least of `idle replay --format json`'s energy."""
+    path = os.path.join(out, "replay", f"{trace}.{table}.{pick}.json")
+    with open(path) as f:
+        got = json.load(f)["energy"]
+    return {src: e["ratio"] for src, e in got.items() if e["periods"]}
+
+
+def energy_section(out):
+    print("## Energy proxy")
+    print()
+    print("Per state, power x time in it plus an entry and exit energy that breaks even with the")
+    print("next shallower state at its target residency (src/idle/energy.rs); each source's total")
+    print("over the least any state could have spent on the same periods (1.000 is the best).")
+    print("Only docs/idle-states/juno-r0-a57.txt carries a power per state (from the energy-aware")
+    print("scheduler's model for that board); the other tables' sources give none, so they get no")
+    print("energy figure. per_choice with the heaviest pick; teo and seed do not depend on it.")
+    print()
+    for table, tname in POWER_TABLES.items():
+        print(f"{tname}:")
+        print()
+        print("| trace | teo | seed | per_choice | oracle | teo Correct | seed Correct |")
+        print("|---|---|---|---|---|---|---|")
+        for trace in TRACES:
+            try:
+                ratio = energy(out, trace, table, "heaviest")
+                rows = load(out, trace, table, "heaviest")
+            except (FileNotFoundError, KeyError, TypeError):
+                continue
+            cells = [f"{ratio[src]:.3f}" for src in ("teo", "seed", "per_choice", "oracle")]
+            cells += [f"{rows[src].correct_pct():.2f}" for src in ("teo", "seed")]
+            print(f"| {trace} | " + " | ".join(cells) + " |")
+        print()
 
 
 def nr_states(table):
@@ -345,6 +383,7 @@ def main(out):
     print()
 
     latency_section(out)
+    energy_section(out)
 
     print("## Seed-style tables")
     print()

@@ -131,8 +131,8 @@ pub struct RunOpts {
     pub topology: Option<PathBuf>,
 
     /// Give every CPU these idle states instead of reading sysfs cpuidle:
-    /// one `name exit_latency_us target_residency_us [disabled]` line per
-    /// state (see `scx_cadence idle-states --help`).
+    /// one `name exit_latency_us target_residency_us [power=N] [disabled]`
+    /// line per state (see `scx_cadence idle-states --help`).
     #[clap(long, value_name = "FILE")]
     pub idle_states: Option<PathBuf>,
 

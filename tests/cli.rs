@@ -317,7 +317,7 @@ fn bad_idle_states_file_is_refused_with_its_line() {
     std::fs::remove_file(&file).unwrap();
     let want = format!(
         "scx_cadence: error: idle-states file {}: line 3: `C1E 10`: no target residency \
-         (expected `name exit_latency_us target_residency_us [disabled]`)",
+         (expected `name exit_latency_us target_residency_us [power=N] [disabled]`)",
         file.display()
     );
     assert_eq!(shown, want);

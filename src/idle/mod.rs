@@ -14,10 +14,12 @@
 //! - `qos`: per-CPU PM QoS resume-latency limits, saved and restored;
 //!   `qos_rule`: the limit a learned table asks for; `qos_live`: both in
 //!   the running scheduler (`idle.qos = "learned"`).
-//! - `trace`, `record`, `replay`: `idle record` and `idle replay` (`cli`).
+//! - `trace`, `record`, `replay`: `idle record` and `idle replay` (`cli`);
+//!   `energy`: replay's energy proxy.
 
 pub mod attach;
 pub mod cli;
+mod energy;
 pub mod learner_bpf;
 pub mod manage;
 pub mod period;

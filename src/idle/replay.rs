@@ -10,6 +10,7 @@ use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 
+use super::energy::{EnergyModel, EnergyUse};
 use super::learner_bpf::BpfLearner;
 use super::period::{IDEALS, SOURCES, Scores};
 use super::score_table::{self, Row};
@@ -20,10 +21,12 @@ use crate::bpf_intf;
 use crate::freq::{FreqMax, FreqTable};
 use crate::policy;
 
-/// Each traced CPU's states, and whether their indices are the kernel's.
+/// Each traced CPU's states, whether their indices are the kernel's, and
+/// the energy model of the CPUs whose states carry power.
 pub struct ReplayStates {
     pub cpus: BTreeMap<u32, StatesNs>,
     pub kernel_indices: bool,
+    pub energy: BTreeMap<u32, EnergyModel>,
 }
 
 impl ReplayStates {
@@ -35,16 +38,22 @@ impl ReplayStates {
         if states.source == StatesSource::None {
             bail!("no cpuidle driver here: give the states with --idle-states FILE");
         }
-        let mut out = BTreeMap::new();
+        let (mut out, mut energy) = (BTreeMap::new(), BTreeMap::new());
         for cpu in trace.keys() {
             match states.cpus.get(cpu) {
-                Some(s) if !s.is_empty() => out.insert(*cpu, StatesNs::from_states(s)),
+                Some(s) if !s.is_empty() => {
+                    out.insert(*cpu, StatesNs::from_states(s));
+                    if let Some(m) = EnergyModel::new(s) {
+                        energy.insert(*cpu, m);
+                    }
+                }
                 _ => bail!("CPU {cpu} of the trace has no idle states here"),
             };
         }
         Ok(ReplayStates {
             cpus: out,
             kernel_indices: states.kernel_indices(),
+            energy,
         })
     }
 }
@@ -57,6 +66,9 @@ pub struct Replayed {
     /// Per source (reference::TEO .. KERNEL, then the oracle), the
     /// latency cost.
     pub early: [EarlyWakeUps; LATENCY_SOURCES],
+    /// Per source as above, the energy proxy, over the CPUs whose states
+    /// carry power (none: every count 0).
+    pub energy: [EnergyUse; LATENCY_SOURCES],
 }
 
 /// The latency cost of a source's choices: the wake-ups that came before
@@ -114,6 +126,7 @@ pub fn replay(
         periods: 0,
         nr_states: 0,
         early: Default::default(),
+        energy: Default::default(),
     };
     for (cpu, t) in trace {
         let s = &states.cpus[cpu];
@@ -128,15 +141,24 @@ pub fn replay(
                 &t.periods,
             )
             .with_context(|| format!("replaying CPU {cpu}"))?;
+        let model = states.energy.get(cpu);
         for (e, p) in run.entries.iter().zip(&t.periods) {
             let d = p.duration_ns;
-            out.early[TEO].count(s, e.teo as usize, d);
-            out.early[PER_CHOICE].count(s, e.per_choice as usize, d);
-            out.early[SEED].count(s, e.seed as usize, d);
+            let mut chosen = vec![
+                (TEO, e.teo as usize),
+                (PER_CHOICE, e.per_choice as usize),
+                (SEED, e.seed as usize),
+                (ORACLE, oracle_state(s, d)),
+            ];
             if states.kernel_indices && e.kernel >= 0 && (e.kernel as usize) < s.nr() {
-                out.early[KERNEL].count(s, e.kernel as usize, d);
+                chosen.push((KERNEL, e.kernel as usize));
             }
-            out.early[ORACLE].count(s, oracle_state(s, d), d);
+            for (source, state) in chosen {
+                out.early[source].count(s, state, d);
+                if let Some(m) = model {
+                    out.energy[source].count(m, state, d);
+                }
+            }
         }
         out.scores = run.scores;
         out.periods += t.periods.len() as u64;
@@ -182,6 +204,7 @@ pub fn run(file: &Path, idle_states: Option<&Path>, policy_arg: &str, json: bool
             "periods": r.periods,
             "scores": trace::counts(&r.scores),
             "latency_cost": latency_json(&r.early),
+            "energy": energy_json(&r.energy),
         });
         println!("{v}");
     } else {
@@ -196,8 +219,47 @@ pub fn run(file: &Path, idle_states: Option<&Path>, policy_arg: &str, json: bool
             score_table::render(&r.scores, r.nr_states, &[("oracle", oracle(r.periods))])
         );
         print!("{}", latency_table(&r.early));
+        print!("{}", energy_table(&r.energy));
     }
     Ok(())
+}
+
+/// The energy proxy as `idle replay --format json` gives it, by source
+/// (totals in the states file's power unit times ns; `ratio` = spent /
+/// least), or null when the states carry no power.
+fn energy_json(energy: &[EnergyUse; LATENCY_SOURCES]) -> serde_json::Value {
+    if energy.iter().all(|e| e.periods == 0) {
+        return serde_json::Value::Null;
+    }
+    let by_source = latency_names().zip(energy).map(|(name, e)| {
+        let v = serde_json::json!({
+            "periods": e.periods,
+            "spent": e.spent,
+            "least": e.least,
+            "ratio": e.ratio(),
+        });
+        (name.to_string(), v)
+    });
+    serde_json::Value::Object(by_source.collect())
+}
+
+/// The energy proxy as a table: per source, its energy over the least any
+/// state could have spent on the same periods (src/idle/energy.rs).
+fn energy_table(energy: &[EnergyUse; LATENCY_SOURCES]) -> String {
+    if energy.iter().all(|e| e.periods == 0) {
+        return "energy proxy: none (the states carry no power=; see docs/idle.md)\n".into();
+    }
+    let mut out = String::from(
+        "energy proxy = power x time in the chosen state + its entry and exit (which break\n\
+         even at the target residency), over the least any state would have spent:\n",
+    );
+    out += &format!("  {:<12} {:>8} {:>8}\n", "", "periods", "ratio");
+    for (name, e) in latency_names().zip(energy) {
+        if let Some(r) = e.ratio() {
+            out += &format!("  {:<12} {:>8} {:>8.4}\n", name, e.periods, r);
+        }
+    }
+    out
 }
 
 /// The latency cost as `idle replay --format json` gives it, by source.
@@ -353,6 +415,7 @@ mod tests {
         let states = ReplayStates {
             cpus: [(0, skylake()), (2, skylake())].into(),
             kernel_indices: false,
+            energy: BTreeMap::new(),
         };
         let got = replay(&learner, &pol, &states, &trace).unwrap();
         assert_eq!(got.periods, 12);
@@ -399,6 +462,7 @@ mod tests {
         let states = ReplayStates {
             cpus: [(0, skylake())].into(),
             kernel_indices: false,
+            energy: BTreeMap::new(),
         };
         let learner = BpfLearner::load().unwrap();
         let got = replay(&learner, &policy("balanced").unwrap(), &states, &trace).unwrap();
@@ -422,6 +486,64 @@ mod tests {
             "{table}"
         );
         assert!(!table.contains("kernel"), "{table}");
+    }
+
+    /// The energy proxy end to end: five 1 ms periods, no timer known, on
+    /// the Juno A57 file's states (src/idle/energy.rs works its numbers,
+    /// in power x us: WFI 80 x 1000 = 80000 for 1 ms, cluster-sleep-0
+    /// 132500 + 24 x 1000 = 156500). From a fresh table teo takes the
+    /// deepest state once, then WFI, as with Skylake's states above; the
+    /// oracle's WFI is the least.
+    #[test]
+    fn the_energy_proxy_of_a_states_file_with_power() {
+        if bpf_test_progs::skip_without_bpf().is_none() {
+            return;
+        }
+        let lines: Vec<String> = (0..5)
+            .map(|i| {
+                to_line(&Record::Period(PeriodRecord {
+                    cpu: 0,
+                    start_ns: i * 2000 * US,
+                    duration_ns: 1000 * US,
+                    sleep_length_ns: ENDLESS,
+                    kernel_state: -1,
+                    rand: i as u32 * 0x9e37_79b9,
+                }))
+            })
+            .collect();
+        let trace = trace::parse(&lines.join("\n")).unwrap();
+        let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/idle-states/juno-r0-a57.txt");
+        let states = ReplayStates::read(Some(&file), &trace).unwrap();
+        assert!(states.energy.contains_key(&0));
+        let learner = BpfLearner::load().unwrap();
+        let got = replay(&learner, &policy("balanced").unwrap(), &states, &trace).unwrap();
+        let units = |n: u128| n * u128::from(US);
+        let least = units(5 * 80_000);
+        assert_eq!(
+            got.energy[ORACLE],
+            EnergyUse {
+                periods: 5,
+                spent: least,
+                least
+            }
+        );
+        assert_eq!(got.energy[TEO].least, least);
+        assert_eq!(got.energy[TEO].spent, units(156_500 + 4 * 80_000));
+        assert_eq!(got.energy[KERNEL], EnergyUse::default());
+        let table = energy_table(&got.energy);
+        assert!(
+            table.contains("  oracle              5   1.0000\n"),
+            "{table}"
+        );
+        assert!(table.contains("  teo                 5   1.19"), "{table}");
+        // Without power in the states: no proxy, said so.
+        let plain = ReplayStates {
+            energy: BTreeMap::new(),
+            ..states
+        };
+        let got = replay(&learner, &policy("balanced").unwrap(), &plain, &trace).unwrap();
+        assert_eq!(energy_json(&got.energy), serde_json::Value::Null);
+        assert!(energy_table(&got.energy).starts_with("energy proxy: none"));
     }
 
     #[test]

@@ -31,6 +31,12 @@ pub struct IdleState {
     /// Not to be entered on this CPU (sysfs `disable` = 1, or the word
     /// `disabled` in a file).
     pub disabled: bool,
+    /// Power drawn while in the state, in any unit the same on every state
+    /// (`power=N` in a file; only `idle replay`'s energy proxy reads it).
+    /// Never read from sysfs: its `power` is 0 under intel_idle and
+    /// UINT_MAX for the ARM drivers' WFI, not a figure.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub power: Option<u32>,
 }
 
 #[cfg(test)]
@@ -42,6 +48,7 @@ impl IdleState {
             exit_latency_us,
             target_residency_us,
             disabled,
+            power: None,
         }
     }
 }
@@ -197,20 +204,27 @@ pub fn render(s: &IdleStates) -> String {
             .max()
             .unwrap_or(4)
             .max(4);
+        // A file's power= column, only when it has one.
+        let powered = states.iter().any(|st| st.power.is_some());
         let _ = writeln!(
             out,
-            "  {:>5}  {:<width$}  {:>15}  {:>19}  disabled",
-            "state", "name", "exit latency us", "target residency us"
+            "  {:>5}  {:<width$}  {:>15}  {:>19}  disabled{}",
+            "state",
+            "name",
+            "exit latency us",
+            "target residency us",
+            if powered { "  power" } else { "" }
         );
         for (i, st) in states.iter().enumerate() {
+            let disabled = if st.disabled { "yes" } else { "no" };
+            let last = match st.power {
+                Some(p) if powered => format!("{disabled:<8}  {p:>5}"),
+                _ => disabled.to_string(),
+            };
             let _ = writeln!(
                 out,
-                "  {:>5}  {:<width$}  {:>15}  {:>19}  {}",
-                i,
-                st.name,
-                st.exit_latency_us,
-                st.target_residency_us,
-                if st.disabled { "yes" } else { "no" }
+                "  {:>5}  {:<width$}  {:>15}  {:>19}  {last}",
+                i, st.name, st.exit_latency_us, st.target_residency_us,
             );
         }
     }
@@ -290,6 +304,39 @@ mod tests {
     }
 
     #[test]
+    fn juno_example_is_the_device_tree_and_energy_model() {
+        // juno.dts: entry 300 + exit 1200 us (dt_idle_states.c adds them),
+        // min-residency 2000 / 2500 us; psci WFI 1 / 1 us.
+        // juno-sched-energy.dtsi idle-cost-data: core 15 15 0 0, cluster
+        // 65 65 65 24 (active idle, WFI, cpu-sleep-0, cluster-sleep-0).
+        let (core, cluster) = ([15, 0, 0], [65, 65, 24]);
+        let got = read_file(&examples().join("juno-r0-a57.txt")).unwrap();
+        let want: Vec<IdleState> = [("WFI", 1, 1), ("cpu-sleep-0", 300 + 1200, 2000)]
+            .into_iter()
+            .chain([("cluster-sleep-0", 300 + 1200, 2500)])
+            .enumerate()
+            .map(|(i, (name, l, r))| IdleState {
+                power: Some(core[i] + cluster[i]),
+                ..IdleState::new(name, l, r, false)
+            })
+            .collect();
+        assert_eq!(got, want);
+        let s = IdleStates {
+            cpus: BTreeMap::from([(0, got)]),
+            source: StatesSource::File("juno-r0-a57.txt".into()),
+            notes: Vec::new(),
+        };
+        let text = render(&s);
+        assert!(
+            text.contains(
+                "  state  name             exit latency us  target residency us  disabled  power\n\
+                 \x20     0  WFI                            1                    1  no           80\n"
+            ),
+            "{text}"
+        );
+    }
+
+    #[test]
     fn a_file_applies_to_every_online_cpu_with_its_own_indices() {
         let file = examples().join("power9.txt");
         let online = BTreeSet::from([0, 2, 5]);
@@ -330,6 +377,7 @@ mod tests {
             exit_latency_us: res / 2,
             target_residency_us: res,
             disabled,
+            power: None,
         };
         let a = vec![st("C1", 2, false), st("C6", 600, false)];
         let b = vec![st("C1", 2, false), st("C6", 600, true)];

@@ -2,7 +2,7 @@
 //! the same table for every online CPU. `#` starts a comment.
 //!
 //! ```text
-//! # name  exit_latency_us  target_residency_us  [disabled]
+//! # name  exit_latency_us  target_residency_us  [power=N]  [disabled]
 //! POLL    0     0
 //! C1      2     2
 //! C1E     10    20
@@ -12,25 +12,30 @@
 //! The columns are sysfs cpuidle's `name`, `latency` and `residency`
 //! (Documentation/admin-guide/pm/cpuidle.rst), in microseconds; the word
 //! `disabled` marks a state the CPU must not enter (sysfs `disable` = 1).
+//! `power=N` is the power the state draws, in any unit that is the same on
+//! every line; only `idle replay`'s energy proxy reads it (see `energy`).
 //! The line number is the state's index plus the comment and blank lines
 //! before it; the index is the count of states above it, from 0.
 //!
 //! Refused, each with the line: a missing or non-numeric column, a word
-//! after the residency other than `disabled`, a name given twice, a target
-//! residency not above the previous state's, more than MAX_STATES states;
-//! and a file without any state.
+//! after the residency other than `power=N` and `disabled` (each once), a
+//! name given twice, a target residency not above the previous state's, a
+//! power above the previous state's, power on some states but not all,
+//! more than MAX_STATES states; and a file without any state.
 //!
-//! An exit latency above the target residency is accepted: the kernel does
-//! not require latency <= residency (cpuidle core never checks it) and
-//! ships tables where it is not so, e.g. intel_idle's byt_cstates C6N
-//! (exit latency 300 us, target residency 275 us).
+//! An exit latency above the target residency is accepted: the kernel
+//! ships tables where it is so, e.g. intel_idle's byt_cstates C6N (exit
+//! latency 300 us, target residency 275 us), and registers them. Its
+//! cpuidle core refused such a driver for a while in the 6.19 cycle
+//! (commit 76934e495cdc), then only warned, after device trees in the
+//! field (an entry + exit latency above min-residency-us) tripped it.
 
 use anyhow::{Result, bail};
 
 use super::states::{IdleState, MAX_STATES};
 
 /// What a line must look like, for the errors.
-const FORMAT: &str = "name exit_latency_us target_residency_us [disabled]";
+const FORMAT: &str = "name exit_latency_us target_residency_us [power=N] [disabled]";
 
 /// A column as a number of microseconds.
 fn micros(word: Option<&str>, what: &str, line: usize, raw: &str) -> Result<u32> {
@@ -56,16 +61,20 @@ pub fn parse(text: &str) -> Result<Vec<IdleState>> {
         };
         let exit_latency_us = micros(words.next(), "exit latency", line, raw)?;
         let target_residency_us = micros(words.next(), "target residency", line, raw)?;
-        let disabled = match words.next() {
-            None => false,
-            Some("disabled") => true,
-            Some(w) => bail!(
-                "line {line}: `{raw}`: unknown word `{w}` (expected `{FORMAT}`; \
-                 only `disabled` may follow the residency)"
-            ),
-        };
-        if let Some(w) = words.next() {
-            bail!("line {line}: `{raw}`: unknown word `{w}` after `disabled`");
+        let (mut disabled, mut power) = (false, None);
+        for w in words {
+            match w.strip_prefix("power=") {
+                _ if w == "disabled" && !disabled => disabled = true,
+                Some(n) if power.is_none() => match n.parse::<u32>() {
+                    Ok(p) if n.bytes().all(|b| b.is_ascii_digit()) => power = Some(p),
+                    _ => bail!("line {line}: `{raw}`: power `{n}` is not a whole number"),
+                },
+                _ => bail!(
+                    "line {line}: `{raw}`: unknown or repeated word `{w}` (expected \
+                     `{FORMAT}`; only `power=N` and `disabled` may follow the residency, \
+                     each once)"
+                ),
+            }
         }
         if states.len() == MAX_STATES {
             bail!(
@@ -87,12 +96,29 @@ pub fn parse(text: &str) -> Result<Vec<IdleState>> {
                 prev.name
             );
         }
+        if let Some((prev, at)) = states.last() {
+            match (prev.power, power) {
+                (Some(p), Some(q)) if q > p => bail!(
+                    "line {line}: `{raw}`: power {q} is above {p} of `{}` on line {at} (a \
+                     deeper state draws no more power than a shallower one)",
+                    prev.name
+                ),
+                (Some(_), None) | (None, Some(_)) => bail!(
+                    "line {line}: `{raw}`: power= is given on line {} but not on line {} \
+                     (give it on every state or on none)",
+                    if power.is_some() { line } else { *at },
+                    if power.is_some() { *at } else { line },
+                ),
+                _ => {}
+            }
+        }
         states.push((
             IdleState {
                 name: name.to_string(),
                 exit_latency_us,
                 target_residency_us,
                 disabled,
+                power,
             },
             line,
         ));
@@ -136,7 +162,7 @@ mod tests {
         assert_eq!(
             refusal("C1 2 2\nC6 133\n"),
             "line 2: `C6 133`: no target residency \
-             (expected `name exit_latency_us target_residency_us [disabled]`)"
+             (expected `name exit_latency_us target_residency_us [power=N] [disabled]`)"
         );
         assert!(refusal("# x\nC1\n").starts_with("line 2: `C1`: no exit latency"));
     }
@@ -155,11 +181,66 @@ mod tests {
     #[test]
     fn unknown_extra_word_names_the_line() {
         assert!(refusal("C1 2 2\nC6 133 600 off\n").starts_with(
-            "line 2: `C6 133 600 off`: unknown word `off` (expected `name exit_latency_us"
+            "line 2: `C6 133 600 off`: unknown or repeated word `off` (expected `name \
+             exit_latency_us"
         ));
+        assert!(
+            refusal("C1 2 2 disabled now\n")
+                .starts_with("line 1: `C1 2 2 disabled now`: unknown or repeated word `now`")
+        );
+        assert!(
+            refusal("C1 2 2 disabled disabled\n")
+                .starts_with("line 1: `C1 2 2 disabled disabled`: unknown or repeated word")
+        );
+        assert!(
+            refusal("C1 2 2 power=3 power=2\n").starts_with(
+                "line 1: `C1 2 2 power=3 power=2`: unknown or repeated word `power=2`"
+            )
+        );
+    }
+
+    #[test]
+    fn power_in_either_order_with_disabled() {
+        let states = parse("WFI 1 1 power=80\nsleep 1500 2000 disabled power=65\n").unwrap();
+        let want = |name: &str, l, r, d, p| IdleState {
+            power: Some(p),
+            ..IdleState::new(name, l, r, d)
+        };
         assert_eq!(
-            refusal("C1 2 2 disabled now\n"),
-            "line 1: `C1 2 2 disabled now`: unknown word `now` after `disabled`"
+            states,
+            vec![
+                want("WFI", 1, 1, false, 80),
+                want("sleep", 1500, 2000, true, 65)
+            ]
+        );
+    }
+
+    #[test]
+    fn bad_power_names_the_lines() {
+        assert_eq!(
+            refusal("C1 2 2 power=1.5\n"),
+            "line 1: `C1 2 2 power=1.5`: power `1.5` is not a whole number"
+        );
+        assert!(refusal("C1 2 2 power=\n").contains("power `` is not a whole number"));
+        assert_eq!(
+            refusal("C1 2 2 power=10\n\nC6 133 600 power=11\n"),
+            "line 3: `C6 133 600 power=11`: power 11 is above 10 of `C1` on line 1 (a deeper \
+             state draws no more power than a shallower one)"
+        );
+        assert_eq!(
+            refusal("C1 2 2 power=10\nC6 133 600\n"),
+            "line 2: `C6 133 600`: power= is given on line 1 but not on line 2 (give it on \
+             every state or on none)"
+        );
+        assert_eq!(
+            refusal("C1 2 2\nC6 133 600 power=1\n"),
+            "line 2: `C6 133 600 power=1`: power= is given on line 2 but not on line 1 (give \
+             it on every state or on none)"
+        );
+        // Equal power is allowed (the deeper state then never pays off).
+        assert_eq!(
+            parse("C1 2 2 power=5\nC6 133 600 power=5\n").unwrap().len(),
+            2
         );
     }
 
@@ -199,7 +280,7 @@ mod tests {
             assert_eq!(
                 refusal(text),
                 "no idle states in it: at least one line \
-                 `name exit_latency_us target_residency_us [disabled]` is needed"
+                 `name exit_latency_us target_residency_us [power=N] [disabled]` is needed"
             );
         }
     }

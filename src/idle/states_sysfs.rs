@@ -59,6 +59,7 @@ fn cpu_states(dir: &Path) -> Result<Vec<IdleState>, String> {
             exit_latency_us: read_u32(&state.join("latency"))?,
             target_residency_us: read_u32(&state.join("residency"))?,
             disabled: read_u32(&state.join("disable"))? != 0,
+            power: None,
         });
     }
 }

@@ -199,6 +199,7 @@ mod tests {
             exit_latency_us: res / 2,
             target_residency_us: res,
             disabled: false,
+            power: None,
         }
     }
 
