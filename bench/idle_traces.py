@@ -18,7 +18,12 @@ with (docs/idle-states/), target residencies:
                     stop2 100, stop4 10000, stop5 20000
 Each duration below says which state is ideal for it in each table (the
 deepest whose residency it lasts); none sits within its jitter of a
-residency, so the ideal of a mode never flips with the noise.
+residency, so the ideal of a mode never flips with the noise. The bench
+also replays them with the Juno table (WFI 1 us, cpu-sleep-0 2000 us,
+cluster-sleep-0 2500 us) for the energy proxy: there every mode up to
+1500 us is WFI and every one from 15000 us cluster-sleep-0; none falls in
+cpu-sleep-0's 2000-2500 us, which only timer_irq's cut-short periods and
+the recorded traces can reach.
 
 Every period of the first six families has sleep_length_ns = ENDLESS (no
 timer known: a non-timer wake-up, the case seed 003 is about; the VM's

@@ -166,8 +166,10 @@ def energy_section(out):
     print("next shallower state at its target residency (src/idle/energy.rs); each source's total")
     print("over the least any state could have spent on the same periods (1.000 is the best).")
     print("Only docs/idle-states/juno-r0-a57.txt carries a power per state (from the energy-aware")
-    print("scheduler's model for that board); the other tables' sources give none, so they get no")
-    print("energy figure. per_choice with the heaviest pick; teo and seed do not depend on it.")
+    print("scheduler's model for that board, the cluster's counted in full on each CPU); the other")
+    print("tables' sources give none, so they get no energy figure. A model, not a measurement:")
+    print("with no entry energy for the shallowest state, each ratio is the largest it allows.")
+    print("per_choice with the heaviest pick; teo and seed do not depend on it.")
     print()
     for table, tname in POWER_TABLES.items():
         print(f"{tname}:")

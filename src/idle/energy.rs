@@ -1,7 +1,8 @@
-//! The energy proxy of `idle replay`, in idlestat's manner: a CPU in idle
-//! state i draws the state's power P_i (`power=N` in a states file), and
-//! entering and leaving it costs a fixed energy E_i. The table gives no
-//! E_i, so they are derived from the target residencies: the target
+//! The energy proxy of `idle replay`, idlestat-like: a CPU in idle state i
+//! draws the state's power P_i (`power=N` in a states file), and entering
+//! and leaving it costs a fixed energy E_i. (idlestat takes a wake-up
+//! energy given per cluster; the tables here give none.) So the E_i are
+//! derived from the target residencies: the target
 //! residency T_i is the shortest stay for which state i saves energy over
 //! the next shallower one (Documentation/admin-guide/pm/cpuidle.rst), so
 //! the two break even at T_i:
@@ -11,8 +12,10 @@
 //!
 //! A period of d ns in state i then costs E_i + P_i d. E_0 = 0 leaves out
 //! what even the shallowest state costs to enter and leave: the same for
-//! every choice of a period, so it changes no difference between sources.
-//! Every figure is an integer (power unit x ns), exact.
+//! every choice of a period, so it changes no difference between sources
+//! (the extra energy per period, `EnergyUse::extra_per_period`), but a
+//! ratio over the least is the largest the model allows: a real E_0 adds
+//! to both sides. Every figure is an integer (power unit x ns), exact.
 //!
 //! Each source is compared with the least energy any enabled state could
 //! have spent on the same periods. With every state enabled and the powers
@@ -27,8 +30,9 @@ use super::states::IdleState;
 pub struct EnergyModel {
     /// P_i, in the states file's unit.
     pub power: Vec<u64>,
-    /// E_i, in that unit times ns.
-    pub transition: Vec<u64>,
+    /// E_i, in that unit times ns (u128: a u32 power times a u32 number
+    /// of microseconds in ns overflows u64).
+    pub transition: Vec<u128>,
     pub disabled: Vec<bool>,
 }
 
@@ -43,11 +47,13 @@ impl EnergyModel {
             .collect::<Option<_>>()?;
         let mut transition = Vec::with_capacity(power.len());
         for (i, s) in states.iter().enumerate() {
+            // The file's parser refuses a deeper state with more power.
+            debug_assert!(i == 0 || power[i] <= power[i - 1]);
             let e = match i {
                 0 => 0,
                 _ => {
-                    let t_ns = u64::from(s.target_residency_us) * 1000;
-                    transition[i - 1] + power[i - 1].saturating_sub(power[i]) * t_ns
+                    let t_ns = u128::from(s.target_residency_us) * 1000;
+                    transition[i - 1] + u128::from(power[i - 1].saturating_sub(power[i])) * t_ns
                 }
             };
             transition.push(e);
@@ -61,7 +67,7 @@ impl EnergyModel {
 
     /// E_i + P_i d: a period of @duration_ns in @state.
     pub fn period(&self, state: usize, duration_ns: u64) -> u128 {
-        u128::from(self.transition[state]) + u128::from(self.power[state]) * u128::from(duration_ns)
+        self.transition[state] + u128::from(self.power[state]) * u128::from(duration_ns)
     }
 
     /// The least any enabled state would have spent on @duration_ns (state
@@ -95,6 +101,12 @@ impl EnergyUse {
     pub fn ratio(&self) -> Option<f64> {
         (self.least > 0).then(|| self.spent as f64 / self.least as f64)
     }
+
+    /// (spent - least) per period, in the power unit x us: what E_0 does
+    /// not change. None without periods.
+    pub fn extra_per_period(&self) -> Option<f64> {
+        (self.periods > 0).then(|| (self.spent - self.least) as f64 / 1000.0 / self.periods as f64)
+    }
 }
 
 #[cfg(test)]
@@ -115,9 +127,10 @@ mod tests {
         let m = EnergyModel::new(&juno()).unwrap();
         assert_eq!(m.power, vec![80, 65, 24]);
         // E_1 = (80 - 65) x 2000 us; E_2 = E_1 + (65 - 24) x 2500 us.
+        let us = u128::from(US);
         assert_eq!(
             m.transition,
-            vec![0, 15 * 2000 * US, 30_000 * US + 41 * 2500 * US]
+            vec![0, 15 * 2000 * us, 30_000 * us + 41 * 2500 * us]
         );
         // At T_1 = 2000 us WFI and cpu-sleep-0 cost the same; at T_2 =
         // 2500 us cpu-sleep-0 and cluster-sleep-0 do.
@@ -150,6 +163,27 @@ mod tests {
     }
 
     #[test]
+    fn the_largest_legal_numbers_do_not_overflow() {
+        let states = vec![
+            IdleState {
+                power: Some(u32::MAX),
+                ..IdleState::new("a", 0, 0, false)
+            },
+            IdleState {
+                power: Some(0),
+                ..IdleState::new("b", u32::MAX, u32::MAX, false)
+            },
+        ];
+        let m = EnergyModel::new(&states).unwrap();
+        let t_ns = u128::from(u32::MAX) * 1000;
+        assert_eq!(m.transition[1], u128::from(u32::MAX) * t_ns);
+        assert_eq!(
+            m.period(0, u64::MAX),
+            u128::from(u32::MAX) * u128::from(u64::MAX)
+        );
+    }
+
+    #[test]
     fn no_power_no_model() {
         let states = vec![IdleState::new("C1", 2, 2, false)];
         assert_eq!(EnergyModel::new(&states), None);
@@ -160,11 +194,13 @@ mod tests {
         let m = EnergyModel::new(&juno()).unwrap();
         let mut u = EnergyUse::default();
         assert_eq!(u.ratio(), None);
+        assert_eq!(u.extra_per_period(), None);
         // A 1 ms period in cluster-sleep-0: 132500 + 24000 = 156500 spent,
         // 80000 the least.
         u.count(&m, 2, 1000 * US);
         assert_eq!(u.spent, 156_500 * u128::from(US));
         assert_eq!(u.least, 80_000 * u128::from(US));
         assert_eq!(u.ratio(), Some(156_500.0 / 80_000.0));
+        assert_eq!(u.extra_per_period(), Some(76_500.0));
     }
 }

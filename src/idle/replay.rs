@@ -225,8 +225,10 @@ pub fn run(file: &Path, idle_states: Option<&Path>, policy_arg: &str, json: bool
 }
 
 /// The energy proxy as `idle replay --format json` gives it, by source
-/// (totals in the states file's power unit times ns; `ratio` = spent /
-/// least), or null when the states carry no power.
+/// (totals in the states file's power unit times ns, as decimal strings:
+/// they are u128 and JSON numbers lose digits above 2^53; `ratio` = spent
+/// / least; `extra_per_period` in the unit times us), or null when the
+/// states carry no power.
 fn energy_json(energy: &[EnergyUse; LATENCY_SOURCES]) -> serde_json::Value {
     if energy.iter().all(|e| e.periods == 0) {
         return serde_json::Value::Null;
@@ -234,9 +236,10 @@ fn energy_json(energy: &[EnergyUse; LATENCY_SOURCES]) -> serde_json::Value {
     let by_source = latency_names().zip(energy).map(|(name, e)| {
         let v = serde_json::json!({
             "periods": e.periods,
-            "spent": e.spent,
-            "least": e.least,
+            "spent": e.spent.to_string(),
+            "least": e.least.to_string(),
             "ratio": e.ratio(),
+            "extra_per_period": e.extra_per_period(),
         });
         (name.to_string(), v)
     });
@@ -251,12 +254,16 @@ fn energy_table(energy: &[EnergyUse; LATENCY_SOURCES]) -> String {
     }
     let mut out = String::from(
         "energy proxy = power x time in the chosen state + its entry and exit (which break\n\
-         even at the target residency), over the least any state would have spent:\n",
+         even at the target residency), over the least any state would have spent, and\n\
+         above it per period (power unit x us):\n",
     );
-    out += &format!("  {:<12} {:>8} {:>8}\n", "", "periods", "ratio");
+    out += &format!(
+        "  {:<12} {:>8} {:>8} {:>16}\n",
+        "", "periods", "ratio", "extra per period"
+    );
     for (name, e) in latency_names().zip(energy) {
-        if let Some(r) = e.ratio() {
-            out += &format!("  {:<12} {:>8} {:>8.4}\n", name, e.periods, r);
+        if let (Some(r), Some(x)) = (e.ratio(), e.extra_per_period()) {
+            out += &format!("  {:<12} {:>8} {:>8.4} {:>16.1}\n", name, e.periods, r, x);
         }
     }
     out
@@ -529,10 +536,12 @@ mod tests {
         );
         assert_eq!(got.energy[TEO].least, least);
         assert_eq!(got.energy[TEO].spent, units(156_500 + 4 * 80_000));
+        // (476500 - 400000) / 5 periods.
+        assert_eq!(got.energy[TEO].extra_per_period(), Some(15_300.0));
         assert_eq!(got.energy[KERNEL], EnergyUse::default());
         let table = energy_table(&got.energy);
         assert!(
-            table.contains("  oracle              5   1.0000\n"),
+            table.contains("  oracle              5   1.0000              0.0\n"),
             "{table}"
         );
         assert!(table.contains("  teo                 5   1.19"), "{table}");

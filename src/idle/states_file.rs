@@ -67,7 +67,10 @@ pub fn parse(text: &str) -> Result<Vec<IdleState>> {
                 _ if w == "disabled" && !disabled => disabled = true,
                 Some(n) if power.is_none() => match n.parse::<u32>() {
                     Ok(p) if n.bytes().all(|b| b.is_ascii_digit()) => power = Some(p),
-                    _ => bail!("line {line}: `{raw}`: power `{n}` is not a whole number"),
+                    _ => bail!(
+                        "line {line}: `{raw}`: power `{n}` is not a whole number up to {}",
+                        u32::MAX
+                    ),
                 },
                 _ => bail!(
                     "line {line}: `{raw}`: unknown or repeated word `{w}` (expected \
@@ -125,6 +128,9 @@ pub fn parse(text: &str) -> Result<Vec<IdleState>> {
     }
     if states.is_empty() {
         bail!("no idle states in it: at least one line `{FORMAT}` is needed");
+    }
+    if states.iter().all(|(s, _)| s.power == Some(0)) {
+        bail!("power=0 on every state: the energy proxy would have nothing to compare");
     }
     Ok(states.into_iter().map(|(s, _)| s).collect())
 }
@@ -219,9 +225,15 @@ mod tests {
     fn bad_power_names_the_lines() {
         assert_eq!(
             refusal("C1 2 2 power=1.5\n"),
-            "line 1: `C1 2 2 power=1.5`: power `1.5` is not a whole number"
+            "line 1: `C1 2 2 power=1.5`: power `1.5` is not a whole number up to 4294967295"
         );
         assert!(refusal("C1 2 2 power=\n").contains("power `` is not a whole number"));
+        assert!(refusal("C1 2 2 power=4294967296\n").contains("not a whole number up to"));
+        assert!(refusal("C1 2 2 power=+1\n").contains("power `+1` is not"));
+        assert_eq!(
+            refusal("C1 2 2 power=0\nC6 133 600 power=0\n"),
+            "power=0 on every state: the energy proxy would have nothing to compare"
+        );
         assert_eq!(
             refusal("C1 2 2 power=10\n\nC6 133 600 power=11\n"),
             "line 3: `C6 133 600 power=11`: power 11 is above 10 of `C1` on line 1 (a deeper \
