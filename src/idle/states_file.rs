@@ -21,7 +21,8 @@
 //! after the residency other than `power=N` and `disabled` (each once), a
 //! name given twice, a target residency not above the previous state's, a
 //! power above the previous state's, power on some states but not all,
-//! more than MAX_STATES states; and a file without any state.
+//! more than MAX_STATES states; a file without any state, and one whose
+//! every power is 0 (the energy proxy would compare nothing).
 //!
 //! An exit latency above the target residency is accepted: the kernel
 //! ships tables where it is so, e.g. intel_idle's byt_cstates C6N (exit
