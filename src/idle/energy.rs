@@ -90,11 +90,12 @@ pub struct EnergyUse {
 }
 
 impl EnergyUse {
-    /// Counts a period of @duration_ns in the chosen @state.
-    pub fn count(&mut self, m: &EnergyModel, state: usize, duration_ns: u64) {
+    /// Counts a period of @duration_ns in the chosen @state, @least being
+    /// `m.least(duration_ns)` (the same for every source of the period).
+    pub fn count(&mut self, m: &EnergyModel, state: usize, duration_ns: u64, least: u128) {
         self.periods += 1;
         self.spent += m.period(state, duration_ns);
-        self.least += m.least(duration_ns);
+        self.least += least;
     }
 
     /// spent / least (1.0 is the best possible); None without periods.
@@ -197,7 +198,7 @@ mod tests {
         assert_eq!(u.extra_per_period(), None);
         // A 1 ms period in cluster-sleep-0: 132500 + 24000 = 156500 spent,
         // 80000 the least.
-        u.count(&m, 2, 1000 * US);
+        u.count(&m, 2, 1000 * US, m.least(1000 * US));
         assert_eq!(u.spent, 156_500 * u128::from(US));
         assert_eq!(u.least, 80_000 * u128::from(US));
         assert_eq!(u.ratio(), Some(156_500.0 / 80_000.0));

@@ -153,10 +153,11 @@ pub fn replay(
             if states.kernel_indices && e.kernel >= 0 && (e.kernel as usize) < s.nr() {
                 chosen.push((KERNEL, e.kernel as usize));
             }
+            let least = model.map(|m| (m, m.least(d)));
             for (source, state) in chosen {
                 out.early[source].count(s, state, d);
-                if let Some(m) = model {
-                    out.energy[source].count(m, state, d);
+                if let Some((m, least)) = least {
+                    out.energy[source].count(m, state, d, least);
                 }
             }
         }
