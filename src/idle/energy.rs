@@ -104,9 +104,11 @@ impl EnergyUse {
     }
 
     /// (spent - least) per period, in the power unit x us: what E_0 does
-    /// not change. None without periods.
+    /// not change. None without periods. In floats: with every state
+    /// disabled the least is state 0's, which a choice may undercut.
     pub fn extra_per_period(&self) -> Option<f64> {
-        (self.periods > 0).then(|| (self.spent - self.least) as f64 / 1000.0 / self.periods as f64)
+        (self.periods > 0)
+            .then(|| (self.spent as f64 - self.least as f64) / 1000.0 / self.periods as f64)
     }
 }
 

@@ -144,17 +144,16 @@ pub fn replay(
         let model = states.energy.get(cpu);
         for (e, p) in run.entries.iter().zip(&t.periods) {
             let d = p.duration_ns;
-            let mut chosen = vec![
+            let kernel = (states.kernel_indices && e.kernel >= 0 && (e.kernel as usize) < s.nr())
+                .then_some((KERNEL, e.kernel as usize));
+            let chosen = [
                 (TEO, e.teo as usize),
                 (PER_CHOICE, e.per_choice as usize),
                 (SEED, e.seed as usize),
                 (ORACLE, oracle_state(s, d)),
             ];
-            if states.kernel_indices && e.kernel >= 0 && (e.kernel as usize) < s.nr() {
-                chosen.push((KERNEL, e.kernel as usize));
-            }
             let least = model.map(|m| (m, m.least(d)));
-            for (source, state) in chosen {
+            for (source, state) in chosen.into_iter().chain(kernel) {
                 out.early[source].count(s, state, d);
                 if let Some((m, least)) = least {
                     out.energy[source].count(m, state, d, least);
