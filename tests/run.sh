@@ -45,6 +45,10 @@ for crate in floor wakelat; do
 	clang-format-19 --style=file:bpf/.clang-format --dry-run -Werror "bench/$crate/$crate.bpf.c"
 	cargo clippy --release --locked --all-targets "${manifest[@]}" --target-dir target -- -D warnings
 done
+# The instruction-count bench's QEMU plugin and guest marker
+# (bench/insncount.sh): formatted as bpf/, and they compile.
+clang-format-19 --style=file:bpf/.clang-format --dry-run -Werror bench/insncount/*.c
+"$BPF_CLANG" -fsyntax-only -Wall -Wextra -Werror bench/insncount/*.c
 # Every shell script; -x follows the `# shellcheck source=` paths, which
 # are relative to the repository root.
 shellcheck -x .ci/run tests/*.sh tests/vm/*.sh tests/vm/guest/*.sh bench/*.sh bench/hw/*.sh

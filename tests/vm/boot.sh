@@ -2,7 +2,7 @@
 # Boots the sched_ext kernel under QEMU (TCG) with the host's root file system
 # read-only, runs one command inside, and returns its output and exit code.
 #
-#   tests/vm/boot.sh [--cpus N] [--smp S,C,T] [--memory SIZE] [--out DIR] -- CMD...
+#   tests/vm/boot.sh [--cpus N] [--smp S,C,T] [--memory SIZE] [--out DIR] [--plugin SPEC] -- CMD...
 #
 #   --cpus N       vCPUs (default 4)
 #   --smp S,C,T    topology: sockets, cores per socket, threads per core
@@ -13,6 +13,8 @@
 #   --console      also print the kernel console (boot log, oopses)
 #   --kernel V     boot kernel V of those tests/vm/setup.sh fetched (6.16);
 #                  default: Debian unstable's
+#   --plugin SPEC  a QEMU TCG plugin, -plugin SPEC (bench/insncount.sh);
+#                  single-threaded TCG only
 #   --mttcg        multi-threaded TCG (one host thread per vCPU); the default
 #                  is one host thread for all vCPUs, see below
 #
@@ -23,7 +25,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 CACHE=${SCX_CADENCE_CACHE:-$ROOT/.cache}
 
-cpus=4 smp="" memory=2G out=$ROOT/tests/vm/out verbose=() tcg_thread=single kernel=""
+cpus=4 smp="" memory=2G out=$ROOT/tests/vm/out verbose=() tcg_thread=single kernel="" plugin=""
 while [ $# -gt 0 ]; do
 	case $1 in
 	--cpus) cpus=$2 && shift 2 ;;
@@ -33,6 +35,7 @@ while [ $# -gt 0 ]; do
 	--console) verbose=(-v) && shift ;;
 	--mttcg) tcg_thread=multi && shift ;;
 	--kernel) kernel=$2 && shift 2 ;;
+	--plugin) plugin=$2 && shift 2 ;;
 	--) shift && break ;;
 	*)
 		echo "boot.sh: unknown option $1" >&2
@@ -65,6 +68,7 @@ out=$(cd "$out" && pwd)
 # static keys races across TCG threads. With one thread: 30 of 30 attaches
 # under load survived, against a crash on the first or second with MTTCG.
 qemu="-accel tcg,thread=$tcg_thread"
+[ -z "$plugin" ] || qemu="$qemu -plugin $plugin"
 if [ -n "$smp" ]; then
 	IFS=, read -r sockets cores threads <<<"$smp"
 	[ $((sockets * cores * threads)) -eq "$cpus" ] || {
