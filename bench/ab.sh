@@ -20,32 +20,14 @@ fi
 rounds=$1
 shift
 check_count "bench/ab.sh" "$rounds"
-commits=()
-for c in "$@"; do
-	short=$(git -C "$ROOT" rev-parse -q --verify --short=7 "$c^{commit}") || {
-		echo "bench/ab.sh: '$c' is not a commit of this repository" >&2
-		exit 2
-	}
-	commits+=("$short")
-done
+resolve_commits "bench/ab.sh" "$@"
 bench_setup
 install_bpfland
 
 bench_out "ab-"
 scheds=(eevdf)
 for c in "${commits[@]}"; do
-	build_commit "$c" "$CACHE/ab-$c"
-	bin=$CACHE/ab-$c/target/release/scx_cadence
-	# guest.sh gives the idle-state file only to the scx_cadence names, and
-	# boot.sh hands it one line split on spaces: a wrapper adds it here, for
-	# builds that have the idle learner (before it, the option is refused).
-	states=""
-	if "$bin" --help | grep -- --idle-states >/dev/null; then
-		states="--idle-states $ROOT/docs/idle-states/intel-skylake-sp.txt"
-	fi
-	printf '#!/bin/sh\nexec %s %s "$@"\n' "$bin" "$states" >"$out/cadence_$c.sh"
-	chmod +x "$out/cadence_$c.sh"
-	scheds+=("cadence_$c=$out/cadence_$c.sh")
+	add_commit_sched "$c"
 done
 # This tree's build runs twice, under two names: the gap between their two
 # columns is how far one binary's medians differ from themselves in this

@@ -100,7 +100,7 @@ def main(d):
         )
 
     for workload, by_name in runs.items():
-        unit = "s" if workload == "hackbench" else "us per round trip"
+        unit = "s" if workload == "hackbench" else "s for 20000 round trips"
         print("## %s (medians of each scheduler's runs)" % workload)
         print()
         print("| scheduler | runs | Minsn per run | kernel | BPF | BPF insn per switch "

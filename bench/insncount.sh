@@ -17,14 +17,7 @@ rounds=${1:-2}
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 check_count "bench/insncount.sh" "$rounds"
 shift || true
-commits=()
-for c in "$@"; do
-	short=$(git -C "$ROOT" rev-parse -q --verify --short=7 "$c^{commit}") || {
-		echo "bench/insncount.sh: '$c' is not a commit of this repository" >&2
-		exit 2
-	}
-	commits+=("$short")
-done
+resolve_commits "bench/insncount.sh" "$@"
 bench_setup
 install_bpfland
 
@@ -37,22 +30,9 @@ mkdir -p "$tools"
 	"$ROOT/bench/insncount/mark.c"
 
 bench_out "insncount-"
-# A command with options goes to the guest as a wrapper script: boot.sh
-# hands the guest its command line split on spaces. scx_cadence gets the
-# Intel idle table, as in bench/guest.sh, so the idle learner's cost counts.
-wrap() {
-	local bin=$1 opts=""
-	if "$bin" --help | grep -- --idle-states >/dev/null; then
-		opts="--idle-states $ROOT/docs/idle-states/intel-skylake-sp.txt"
-	fi
-	printf '#!/bin/sh\nexec %s %s "$@"\n' "$bin" "$opts" >"$out/$2.sh"
-	chmod +x "$out/$2.sh"
-	echo "$2=$out/$2.sh"
-}
-scheds=(eevdf "$(wrap "$ROOT/target/release/scx_cadence" scx_cadence)")
+scheds=(eevdf "scx_cadence=$ROOT/target/release/scx_cadence")
 for c in "${commits[@]}"; do
-	build_commit "$c" "$CACHE/ab-$c"
-	scheds+=("$(wrap "$CACHE/ab-$c/target/release/scx_cadence" "cadence_$c")")
+	add_commit_sched "$c"
 done
 scheds+=("scx_bpfland=$BPFLAND")
 

@@ -5,13 +5,13 @@
 # -l 20000 once, each between two marks (bench/insncount/mark.c), so that
 # the plugin's counts of each run stand alone. One label per mark goes to
 # $VM_OUT/marks.txt:
-#   run,NAME,ROUND,WORKLOAD,SWITCHES,RESULT,IDLE_PCT,RES,CAL,LOC
-# (the context switches of /proc/stat; hackbench's seconds or pipe's
-# microseconds per round trip; the share of CPU time idle while it ran;
-# the rescheduling and function-call IPIs and local timer interrupts of
-# /proc/interrupts, each an exit from translated code under TCG), or other,... for the time between runs; the
-# BPF programs' symbols while NAME ran go to ksyms.NAME.ROUND, the kernel's
-# to kallsyms.
+#   run,NAME,ROUND,WORKLOAD,SWITCHES,SECONDS,IDLE_PCT,RES,CAL,LOC
+# (the context switches of /proc/stat; the workload's seconds; the share of
+# CPU time idle while it ran; the rescheduling and function-call IPIs and
+# local timer interrupts of /proc/interrupts, each an exit from translated
+# code under TCG), or other,... for the time between runs. The BPF
+# programs' symbols while NAME ran go to ksyms.NAME.ROUND, the kernel's to
+# kallsyms.
 #   insncount_guest.sh MARK ROUNDS SCHED_NAME=COMMAND...   ("eevdf" needs none)
 set -u
 mark_bin=$1
@@ -43,9 +43,9 @@ irqs() {
 		END { print v["RES:"], v["CAL:"], v["LOC:"] }' /proc/interrupts
 }
 
-# measure WORKLOAD COMMAND...: COMMAND between two marks; its result is
+# measure WORKLOAD COMMAND...: COMMAND between two marks; its seconds are
 # what follows "Time:" (hackbench) or the first word of its last line
-# (perf bench -f simple).
+# (perf bench -f simple: the seconds of all round trips).
 measure() {
 	local workload=$1 c0 i0 a0 c1 i1 a1 t r0 f0 l0 r1 f1 l1
 	shift
@@ -65,6 +65,11 @@ for round in $(seq "$rounds"); do
 		spec=${scheds[$(((i + round) % n))]}
 		name=${spec%%=*}
 		cmd=${spec#*=}
+		# This tree's build with the Intel idle table, as bench/guest.sh
+		# runs it, so that the idle learner's cost counts (older builds
+		# come with it in their wrapper, bench/lib.sh).
+		[ "$name" = scx_cadence ] &&
+			cmd="$cmd --idle-states $VM_ROOT/docs/idle-states/intel-skylake-sp.txt"
 		pid=""
 		if [ "$name" != eevdf ]; then
 			# shellcheck disable=SC2086 # a command line, split on spaces

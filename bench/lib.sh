@@ -87,6 +87,39 @@ publish_result() {
 	echo "bench: written to $result"
 }
 
+# resolve_commits SCRIPT COMMIT...: $commits, each COMMIT as a short hash;
+# one that is not a commit here is named, and SCRIPT exits 2.
+resolve_commits() {
+	local script=$1 c short
+	shift
+	commits=()
+	for c in "$@"; do
+		short=$(git -C "$ROOT" rev-parse -q --verify --short=7 "$c^{commit}") || {
+			echo "$script: '$c' is not a commit of this repository" >&2
+			exit 2
+		}
+		commits+=("$short")
+	done
+}
+
+# add_commit_sched COMMIT: builds scx_cadence at COMMIT (build_commit,
+# into .cache/ab-<commit>), writes $out/cadence_<commit>.sh, which runs it
+# with the Intel idle-state file where that build has the idle learner
+# (before it the option is refused), and appends cadence_<commit>=<that
+# wrapper> to $scheds. The guests give the file to the scx_cadence names
+# only, and boot.sh hands the guest one line split on spaces: a wrapper
+# adds it.
+add_commit_sched() {
+	local bin=$CACHE/ab-$1/target/release/scx_cadence states=""
+	build_commit "$1" "$CACHE/ab-$1"
+	if "$bin" --help | grep -- --idle-states >/dev/null; then
+		states="--idle-states $ROOT/docs/idle-states/intel-skylake-sp.txt"
+	fi
+	printf '#!/bin/sh\nexec %s %s "$@"\n' "$bin" "$states" >"$out/cadence_$1.sh"
+	chmod +x "$out/cadence_$1.sh"
+	scheds+=("cadence_$1=$out/cadence_$1.sh")
+}
+
 # build_commit COMMIT DIR: builds scx_cadence as it was at COMMIT into DIR
 # (its source from git archive into DIR/src, the build in DIR/target),
 # unless it is there: an older build to run beside this one.
