@@ -6,8 +6,11 @@
 # COMMIT's build (built once into .cache/ab-<commit>, as bench/ab.sh does)
 # and scx_bpfland, in one VM boot, the order rotated each round.
 # Under TCG a callback's run_time_ns moves by a third from round to round
-# with the host's load; its instruction count does not, so two builds'
+# with the host's load; its instruction count hardly does, so two builds'
 # costs compare here without a same-build spread (docs/benchmarks.md).
+# Run it on a quiet host all the same: the guest's tick follows the wall
+# clock, and a slower guest takes more ticks, preemptions and switches for
+# the same work (a build beside it: +25% switches).
 #   bench/insncount.sh [ROUNDS [COMMIT...]]    (default 2 rounds)
 # The tables stay in bench/out/insncount-<date>/summary.md (ignored).
 set -euo pipefail

@@ -58,31 +58,15 @@ measure() {
 	mark "run,$name,$round,$workload,$((c1 - c0)),$t,$(((i1 - i0) * 100 / (a1 - a0 > 0 ? a1 - a0 : 1))),$((r1 - r0)),$((f1 - f0)),$((l1 - l0))"
 }
 
+# runs: the runs of one scheduler in one round, and its programs' symbols.
+runs() {
+	measure hackbench hackbench -g 4 -l 200
+	measure hackbench hackbench -g 4 -l 200
+	measure pipe perf bench -f simple sched pipe -l 20000
+	grep '\[bpf\]' /proc/kallsyms >"$VM_OUT/ksyms.$name.$round"
+}
+
 cat /proc/kallsyms >"$VM_OUT/kallsyms"
-for round in $(seq "$rounds"); do
-	n=${#scheds[@]}
-	for i in $(seq 0 $((n - 1))); do
-		spec=${scheds[$(((i + round) % n))]}
-		name=${spec%%=*}
-		cmd=${spec#*=}
-		# This tree's build with the Intel idle table, as bench/guest.sh
-		# runs it, so that the idle learner's cost counts (older builds
-		# come with it in their wrapper, bench/lib.sh).
-		[ "$name" = scx_cadence ] &&
-			cmd="$cmd --idle-states $VM_ROOT/docs/idle-states/intel-skylake-sp.txt"
-		pid=""
-		if [ "$name" != eevdf ]; then
-			# shellcheck disable=SC2086 # a command line, split on spaces
-			bench_attach "$VM_OUT/$name.$round.log" "$name in round $round" $cmd || continue
-			pid=$BENCH_PID
-		fi
-		echo "round $round: $name" >&2
-		measure hackbench hackbench -g 4 -l 200
-		measure hackbench hackbench -g 4 -l 200
-		measure pipe perf bench -f simple sched pipe -l 20000
-		grep '\[bpf\]' /proc/kallsyms >"$VM_OUT/ksyms.$name.$round"
-		[ -z "$pid" ] || bench_detach "$name in round $round"
-	done
-done
+bench_rounds "$rounds" runs "${scheds[@]}"
 mark "other,end,0"
 echo "bench: done" >&2

@@ -27,31 +27,18 @@ switches() {
 	awk '/^ctxt/ { print $2 }' /proc/stat
 }
 
+# pipe_run: one run under $name in $round, its programs' counters around it.
+pipe_run() {
+	local s0 s1 t
+	programs "$VM_OUT/before"
+	s0=$(switches)
+	t=$(perf bench -f simple sched pipe -l $LOOPS 2>/dev/null | awk 'NF { v = $1 } END { print v }')
+	s1=$(switches)
+	programs "$VM_OUT/after"
+	python3 "$VM_ROOT/bench/pipe_cost.py" --delta "$VM_OUT/before" "$VM_OUT/after" |
+		sed "s/^/$round,$name,/; s/\$/,$t,$((s1 - s0)),$LOOPS/" >>"$csv"
+}
+
 sysctl -qw kernel.bpf_stats_enabled=1
-for round in $(seq "$rounds"); do
-	n=${#scheds[@]}
-	for i in $(seq 0 $((n - 1))); do
-		spec=${scheds[$(((i + round) % n))]}
-		name=${spec%%=*}
-		cmd=${spec#*=}
-		# As in bench/guest.sh: the idle learner on, as cpuidle would.
-		[ "$name" = scx_cadence ] &&
-			cmd="$cmd --idle-states $VM_ROOT/docs/idle-states/intel-skylake-sp.txt"
-		pid=""
-		if [ "$name" != eevdf ]; then
-			# shellcheck disable=SC2086 # a command line, split on spaces
-			bench_attach "$VM_OUT/$name.$round.log" "$name in round $round" $cmd || continue
-			pid=$BENCH_PID
-		fi
-		echo "round $round: $name" >&2
-		programs "$VM_OUT/before"
-		s0=$(switches)
-		t=$(perf bench -f simple sched pipe -l $LOOPS 2>/dev/null | awk 'NF { v = $1 } END { print v }')
-		s1=$(switches)
-		programs "$VM_OUT/after"
-		python3 "$VM_ROOT/bench/pipe_cost.py" --delta "$VM_OUT/before" "$VM_OUT/after" |
-			sed "s/^/$round,$name,/; s/\$/,$t,$((s1 - s0)),$LOOPS/" >>"$csv"
-		[ -z "$pid" ] || bench_detach "$name in round $round"
-	done
-done
+bench_rounds "$rounds" pipe_run "${scheds[@]}"
 echo "pipe_cost: done" >&2

@@ -149,6 +149,37 @@ bench_detach() {
 	wait_state disabled 20 || echo "$1 did not detach" >&2
 }
 
+# bench_rounds ROUNDS BODY SCHED_NAME=COMMAND...: ROUNDS rounds in which
+# every scheduler in turn, in an order rotated each round so that none
+# always runs first or last, is attached (bench_attach; "eevdf" is the
+# kernel's own, no command; this tree's scx_cadence gets the Intel idle
+# table, as cpuidle would give the learner one), and BODY runs with
+# $round and $name set; then it is detached. One that does not attach is
+# skipped.
+bench_rounds() {
+	local rounds=$1 body=$2 n i spec cmd pid
+	shift 2
+	n=$#
+	for round in $(seq "$rounds"); do
+		for i in $(seq 0 $((n - 1))); do
+			spec=${*:$(((i + round) % n + 1)):1}
+			name=${spec%%=*}
+			cmd=${spec#*=}
+			[ "$name" = scx_cadence ] &&
+				cmd="$cmd --idle-states $VM_ROOT/docs/idle-states/intel-skylake-sp.txt"
+			pid=""
+			if [ "$name" != eevdf ]; then
+				# shellcheck disable=SC2086 # a command line, split on spaces
+				bench_attach "$VM_OUT/$name.$round.log" "$name in round $round" $cmd || continue
+				pid=$BENCH_PID
+			fi
+			echo "round $round: $name" >&2
+			"$body"
+			[ -z "$pid" ] || bench_detach "$name in round $round"
+		done
+	done
+}
+
 # kernel_complaints: lines of dmesg that mean the kernel was unhappy, since
 # the case began (run.sh logs "$CASE_MARK NAME" first; a case run without
 # run.sh reads all of dmesg). One stall is then one failed case, not every
