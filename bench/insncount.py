@@ -2,9 +2,11 @@
 """Reads what bench/insncount/insncount.c (the QEMU plugin) wrote and what
 the guest recorded beside it (bench/insncount_guest.sh), and prints, per
 workload and scheduler, the guest's instructions per run: in all, in the
-kernel, and in BPF programs by name, per context switch. Instruction counts do not move with the host's load as TCG's
-timings do, so two builds' costs compare within one boot without the
-same-build spread that run_time_ns needs.
+kernel, and in BPF programs by name, per context switch. Instruction
+counts hardly move with the host's load, as TCG's timings do, so two
+builds' costs compare within one boot without the same-build spread that
+run_time_ns needs (a busy host still adds ticks and switches:
+bench/insncount.sh).
 
     insncount.py DIR
 

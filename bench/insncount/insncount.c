@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * A QEMU TCG plugin that counts the guest's executed instructions, for
- * costs that do not move with the host's load: under TCG a callback's
- * run_time_ns moves by a third from round to round, its instructions do
- * not (bench/insncount.sh).
+ * costs that hardly move with the host's load: under TCG a callback's
+ * run_time_ns moves by a third from round to round, its instructions by
+ * a few percent (bench/insncount.sh).
  *
  * Counted: every instruction the guest runs, those of user space apart,
  * and those of kernel addresses per translation block start, so that the
