@@ -204,25 +204,9 @@ static __always_inline struct task_ctx *lookup_task_ctx(const struct task_struct
 
 /* policy.bpf.c: the policy in force. */
 
-/*
- * The callbacks whose snapshot lives in a per-CPU map instead of on their
- * stack (policy_snapshot_slot()): those whose deepest call chain runs down
- * the placement search (pick_small_core()), where the verifier counts
- * every frame of the chain against 512 bytes. Each has its own slot: on
- * one CPU a callback never runs nested in itself (the kernel calls it with
- * the rq or pi lock held and interrupts off), so a slot is never rewritten
- * while in use.
- */
-enum cadence_policy_slot_user {
-	CADENCE_POL_SELECT_CPU,
-	CADENCE_POL_ENQUEUE,
-	CADENCE_POL_DISPATCH,
-	CADENCE_POL_SLOTS,
-};
-
 bool policy_copy_locked(struct cadence_policy *out, u64 *gen);
 void policy_snapshot(struct cadence_policy *out);
-const struct cadence_policy *policy_snapshot_slot(u32 who);
+const struct cadence_policy *policy_in_force(void);
 
 /* util.bpf.c: utilization, called from the callbacks of the same names. */
 void util_runnable(struct task_ctx *tctx, u64 now, u64 enq_flags);

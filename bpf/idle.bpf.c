@@ -278,7 +278,7 @@ static __always_inline void idle_enter(u32 cpu, s32 kernel_state, u64 now)
 	struct cadence_idle_table *t = bpf_map_lookup_elem(&idle_table, &cpu);
 	struct cadence_idle_cpu *c = idle_cpu_here();
 	u64 sleep_length = take_sleep_length(now);
-	struct cadence_policy pol;
+	const struct cadence_policy *pol;
 	struct cadence_idle_entry e;
 	u32 rand, zero = 0, acting;
 	struct cadence_idle_ctl *ctl = bpf_map_lookup_elem(&idle_ctl, &zero);
@@ -286,13 +286,15 @@ static __always_inline void idle_enter(u32 cpu, s32 kernel_state, u64 now)
 
 	if (!s || !t || !c || !ctl || !s->nr)
 		return;
-	policy_snapshot(&pol);
+	pol = policy_in_force();
+	if (!pol)
+		return;
 	kernel_known = ctl->kernel_indices && kernel_state >= 0 && (u32)kernel_state < s->nr;
-	if (pol.idle_predictor == CADENCE_IDLE_PREDICTOR_OFF) {
+	if (pol->idle_predictor == CADENCE_IDLE_PREDICTOR_OFF) {
 		/* Nothing learned while off, not even the period before. */
 		c->ended_ns = 0;
 		/* No prediction, but placement can still rank by the kernel's state. */
-		if (pol.idle_place != CADENCE_IDLE_PLACE_OFF && kernel_known)
+		if (pol->idle_place != CADENCE_IDLE_PLACE_OFF && kernel_known)
 			place_note_idle_exit(cpu, s->exit_latency_ns[st(kernel_state)]);
 		return;
 	}
@@ -301,18 +303,18 @@ static __always_inline void idle_enter(u32 cpu, s32 kernel_state, u64 now)
 	idle_sync_work(c, t);
 	/* Before idle_follow_record(): it began outside a recording joined now. */
 	if (c->ended_ns)
-		idle_learn_ended(c, t, s, ctl, &pol, cpu, now);
+		idle_learn_ended(c, t, s, ctl, pol, cpu, now);
 	/* The seed's draw, and the per-choice pick's if random; a recording keeps it. */
 	idle_follow_record(c, ctl, cpu);
 	rand = bpf_get_prandom_u32();
-	idle_predict(&c->work, s, &pol, sleep_length, rand, kernel_state, kernel_known, &e);
+	idle_predict(&c->work, s, pol, sleep_length, rand, kernel_state, kernel_known, &e);
 
 	c->entry = e;
 	c->entry_ns = now;
-	acting = kernel_known ? (u32)kernel_state : idle_acting(&pol, &e);
+	acting = kernel_known ? (u32)kernel_state : idle_acting(pol, &e);
 	if (acting < CADENCE_IDLE_MAX_STATES) {
 		WRITE_ONCE(c->state, acting);
-		if (pol.idle_place != CADENCE_IDLE_PLACE_OFF)
+		if (pol->idle_place != CADENCE_IDLE_PLACE_OFF)
 			place_note_idle_exit(cpu, s->exit_latency_ns[st(acting)]);
 	}
 }

@@ -114,8 +114,8 @@ struct cadence_policy {
 	/*
 	 * 1: a waking task with an earlier deadline preempts a running one.
 	 * This and sync_wakeup are u16 from when enqueue()'s call chain held
-	 * two copies of the policy on its stack; the deep chains now read a
-	 * per-CPU copy (policy_snapshot_slot()), and the layout stayed.
+	 * two copies of the policy on its stack; callbacks now read the
+	 * policy in place (policy_in_force()), and the layout stayed.
 	 */
 	u16 wakeup_preempt;
 	/* 1: a sync wake-up may go to the waker's CPU. */

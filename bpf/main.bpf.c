@@ -86,7 +86,7 @@ s32 BPF_STRUCT_OPS(cadence_select_cpu, struct task_struct *p, s32 prev_cpu, u64 
 	const struct cadence_policy *pol;
 	s32 cpu;
 
-	pol = policy_snapshot_slot(CADENCE_POL_SELECT_CPU);
+	pol = policy_in_force();
 	if (!pol)
 		return prev_cpu;
 	/* Its cgroup used up its cpu.max: enqueue() puts it to wait. */
@@ -174,7 +174,7 @@ void BPF_STRUCT_OPS(cadence_enqueue, struct task_struct *p, u64 enq_flags)
 		return;
 	}
 
-	pol = policy_snapshot_slot(CADENCE_POL_ENQUEUE);
+	pol = policy_in_force();
 	if (!pol)
 		return;
 	/* Only the hold path below queues it as holding its CPU. */
@@ -297,7 +297,7 @@ void BPF_STRUCT_OPS(cadence_dispatch, s32 cpu, struct task_struct *prev)
 	    !dsq_queued(cpu_dsq(cpu)) && !dsq_queued(llc_dsq(cpu_llc_id(cpu))))
 		return;
 
-	pol = policy_snapshot_slot(CADENCE_POL_DISPATCH);
+	pol = policy_in_force();
 	if (!pol)
 		return;
 	if (prev && (prev->scx.flags & SCX_TASK_QUEUED)) {
@@ -340,7 +340,7 @@ void BPF_STRUCT_OPS(cadence_dispatch, s32 cpu, struct task_struct *prev)
 void BPF_STRUCT_OPS(cadence_runnable, struct task_struct *p, u64 enq_flags)
 {
 	struct task_ctx *tctx = lookup_task_ctx(p);
-	struct cadence_policy pol;
+	const struct cadence_policy *pol;
 	u64 now = scx_bpf_now();
 
 	if (!tctx)
@@ -351,29 +351,31 @@ void BPF_STRUCT_OPS(cadence_runnable, struct task_struct *p, u64 enq_flags)
 		tctx->awake_since = now;
 	/* Placed by select_cpu(), unless enqueue() says otherwise. */
 	moves_placed(&tctx->moves, CADENCE_MOVE_WAKE);
-	policy_snapshot(&pol);
+	pol = policy_in_force();
+	if (!pol)
+		return;
 	/*
 	 * It weighs in its cgroup while runnable (cgroup.bpf.c), and with the
 	 * weight that leaves it in its queue's clock (fair.bpf.h).
 	 */
 	group_count(tctx, task_weight(p));
-	group_refresh_weight(p, tctx, pol.fair_cgroups);
+	group_refresh_weight(p, tctx, pol->fair_cgroups);
 	count_weight(tctx, tctx->weight);
 	/*
 	 * select_cpu() may run it without enqueue(): bound its lag here too,
 	 * by the wake-up lag only if it slept (not for a nice or affinity
 	 * change, which dequeues and requeues it).
 	 */
-	if (bound_lag(&pol, p, tctx, enq_flags & SCX_ENQ_WAKEUP))
+	if (bound_lag(pol, p, tctx, enq_flags & SCX_ENQ_WAKEUP))
 		stat_inc(enq_lag_floor);
-	cpufreq_runnable(p, tctx, &pol, enq_flags);
+	cpufreq_runnable(p, tctx, pol, enq_flags);
 }
 
 void BPF_STRUCT_OPS(cadence_running, struct task_struct *p)
 {
 	struct task_ctx *tctx = lookup_task_ctx(p);
 	struct cadence_cpu_util *cu;
-	struct cadence_policy pol;
+	const struct cadence_policy *pol;
 	s32 cpu = scx_bpf_task_cpu(p);
 	u64 now = scx_bpf_now();
 	bool iowait;
@@ -413,20 +415,22 @@ void BPF_STRUCT_OPS(cadence_running, struct task_struct *p)
 	tctx->deadline = task_deadline(p, tctx, p->scx.slice);
 	run_record(cpu, p, tctx, now);
 	moves_running(&tctx->moves, cpu);
-	policy_snapshot(&pol);
+	pol = policy_in_force();
+	if (!pol)
+		return;
 	/*
 	 * Others wait for this CPU: its slice ends on time, not at a tick.
 	 * Not from another CPU (an attribute change of a running task): the
 	 * timer would fire there, timed by that CPU's clock.
 	 */
 	if (cpu == bpf_get_smp_processor_id())
-		slice_timer_start(&pol, cpu, now, p->scx.slice, now);
+		slice_timer_start(pol, cpu, now, p->scx.slice, now);
 	cu = util_running(p, tctx, cpu, now);
 	if (!cu)
 		return;
 	iowait = tctx->iowait_wake;
 	tctx->iowait_wake = false;
-	cpufreq_update(p, tctx, cu, &pol, iowait, now);
+	cpufreq_update(p, tctx, cu, pol, iowait, now);
 }
 
 void BPF_STRUCT_OPS(cadence_stopping, struct task_struct *p, bool runnable)
@@ -467,21 +471,23 @@ void BPF_STRUCT_OPS(cadence_tick, struct task_struct *p)
 	struct task_ctx *tctx = lookup_task_ctx(p);
 	s32 cpu = scx_bpf_task_cpu(p);
 	struct cadence_cpu_util *cu;
-	struct cadence_policy pol;
+	const struct cadence_policy *pol;
 	u64 now = scx_bpf_now(), held_ns, slice;
 	bool throttled;
 
 	/* Every busy CPU picks up a policy change within one tick. */
-	policy_snapshot(&pol);
+	pol = policy_in_force();
+	if (!pol)
+		return;
 	group_bw_tick();
 	if (!tctx)
 		return;
 	/* Its cgroups' active weights moved since: so did its share. */
-	group_refresh_weight(p, tctx, pol.fair_cgroups);
+	group_refresh_weight(p, tctx, pol->fair_cgroups);
 	throttled = group_bw_charge(tctx, now);
-	cu = util_tick(p, tctx, cpu, &pol, now);
+	cu = util_tick(p, tctx, cpu, pol, now);
 	if (cu)
-		cpufreq_update(p, tctx, cu, &pol, false, now);
+		cpufreq_update(p, tctx, cu, pol, false, now);
 	/*
 	 * Inside an RCU read-side critical section: its slice is not cut, and
 	 * one used up is refilled to the shortest, so that the tick does not
@@ -494,8 +500,8 @@ void BPF_STRUCT_OPS(cadence_tick, struct task_struct *p)
 	 * kernel ended the scheduler for an RCU stall.
 	 */
 	if (in_rcu_read_section(p, CADENCE_RCU_LOCKS_STRUCT_OPS)) {
-		if (p->scx.slice < pol.slice_min_ns)
-			scx_bpf_task_set_slice(p, pol.slice_min_ns);
+		if (p->scx.slice < pol->slice_min_ns)
+			scx_bpf_task_set_slice(p, pol->slice_min_ns);
 		stat_inc(tick_rcu_reader);
 		return;
 	}
@@ -510,12 +516,12 @@ void BPF_STRUCT_OPS(cadence_tick, struct task_struct *p)
 	 * Others wait: end the slice once this task has had its share, or
 	 * once one of them should preempt it (latency.bpf.h).
 	 */
-	if (ran_since(tctx->run_start, now) >= task_slice(&pol, p, cpu)) {
+	if (ran_since(tctx->run_start, now) >= task_slice(pol, p, cpu)) {
 		scx_bpf_task_set_slice(p, 0);
 		/* Used up, however long a slice it got: its next run begins a request. */
 		tctx->granted = 0;
 		stat_inc(tick_preempt);
-	} else if (waiting_preempts(&pol, cpu, now, &held_ns)) {
+	} else if (waiting_preempts(pol, cpu, now, &held_ns)) {
 		scx_bpf_task_set_slice(p, 0);
 		stat_inc(tick_wake_preempt);
 	} else if (held_ns) {
@@ -523,8 +529,8 @@ void BPF_STRUCT_OPS(cadence_tick, struct task_struct *p)
 		parity_timer_arm(cpu, held_ns);
 	} else {
 		/* Others came to wait since it began: end its slice on time. */
-		slice = task_slice(&pol, p, cpu);
-		slice_timer_start(&pol, cpu, tctx->run_start, slice, now);
+		slice = task_slice(pol, p, cpu);
+		slice_timer_start(pol, cpu, tctx->run_start, slice, now);
 		/* An end so timed uses the slice up (parity_credit()). */
 		if (slice < tctx->granted)
 			tctx->granted = slice;
@@ -588,29 +594,33 @@ void BPF_STRUCT_OPS(cadence_disable, struct task_struct *p)
 void BPF_STRUCT_OPS(cadence_set_weight, struct task_struct *p, u32 weight)
 {
 	struct task_ctx *tctx = lookup_task_ctx(p);
-	struct cadence_policy pol;
+	const struct cadence_policy *pol;
 
 	if (!tctx)
 		return;
-	policy_snapshot(&pol);
+	pol = policy_in_force();
+	if (!pol)
+		return;
 	/* Reniced while runnable: its cgroup and its queue's clock weigh the new weight. */
 	if (tctx->group_counted_in)
 		group_count(tctx, task_weight(p));
-	group_refresh_weight(p, tctx, pol.fair_cgroups);
+	group_refresh_weight(p, tctx, pol->fair_cgroups);
 	if (tctx->counted_in != CADENCE_NO_QUEUE)
 		count_weight(tctx, tctx->weight);
 }
 
 void BPF_STRUCT_OPS(cadence_update_idle, s32 cpu, bool idle)
 {
-	struct cadence_policy pol;
+	const struct cadence_policy *pol;
 
 	util_update_idle(cpu, idle);
 	if (!idle)
 		return;
 	/* An idle CPU holds no frequency up: it asks for its floor. */
-	policy_snapshot(&pol);
-	cpufreq_going_idle(cpu, &pol);
+	pol = policy_in_force();
+	if (!pol)
+		return;
+	cpufreq_going_idle(cpu, pol);
 }
 
 s32 BPF_STRUCT_OPS(cadence_init_task, struct task_struct *p, struct scx_init_task_args *args)

@@ -10,14 +10,17 @@
  * copy under the slot's lock. bpf_spin_lock() disables interrupts, so
  * nothing else on this CPU runs during a refresh.
  *
- * Callbacks take a snapshot of the copy on their stack (policy_snapshot()),
- * or, those whose stack is short, in a per-CPU slot of their own
- * (policy_snapshot_slot()):
- * the copy's seq changes around every refresh, so a snapshot that a nested
- * callback's refresh overtook is taken again. After CADENCE_POLICY_RETRIES
- * overtaken reads the snapshot is taken under the slot's lock, which is
- * always whole. Every callback therefore works with one generation from
- * start to end.
+ * A callback the kernel runs with interrupts off (every struct_ops callback
+ * but init_task and the sleepable ones, and the idle tracepoint) reads the
+ * copy in place (policy_in_force()): only a callback on this CPU refreshes
+ * the copy, and none runs nested in one that has interrupts off, so the
+ * copy holds one generation until it returns. A BPF timer runs with
+ * interrupts on, where a tick may refresh the copy under it: it takes a
+ * snapshot on its stack (policy_snapshot()). The copy's seq changes around
+ * every refresh, so a snapshot that a nested refresh overtook is taken
+ * again. After CADENCE_POLICY_RETRIES overtaken reads the snapshot is taken
+ * under the slot's lock, which is always whole. Every callback therefore
+ * works with one generation from start to end.
  */
 #include "cadence.bpf.h"
 
@@ -119,25 +122,18 @@ check:
 	}
 }
 
-struct policy_slots {
-	struct cadence_policy slot[CADENCE_POL_SLOTS];
-};
-
-CADENCE_PER_CPU(struct policy_slots, policy_slots);
-
 /*
- * policy_snapshot() into @who's slot on this CPU; NULL (and the scheduler
- * ended) only if the map is missing.
+ * The policy in force, read in place in this CPU's copy: only for a caller
+ * with interrupts off (above). NULL, and the scheduler ended, if the loader
+ * never wrote one (it does so before attaching).
  */
-__hidden const struct cadence_policy *policy_snapshot_slot(u32 who)
+__hidden const struct cadence_policy *policy_in_force(void)
 {
-	struct policy_slots *s;
+	struct cadence_policy_cpu *c = policy_refresh();
 
-	s = policy_slots_here();
-	if (!s || who >= CADENCE_POL_SLOTS) {
-		scx_bpf_error("no policy slot %u", who);
+	if (!c || !c->generation) {
+		scx_bpf_error("no policy loaded");
 		return NULL;
 	}
-	policy_snapshot(&s->slot[who]);
-	return &s->slot[who];
+	return &c->policy;
 }
