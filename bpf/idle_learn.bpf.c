@@ -30,8 +30,9 @@
  *   says how deep, so it may pick deeper than teo. Weighted random, as the
  *   seed, or the heaviest weight.
  *
- * At the end of the period all three learn: teo's bins as teo_update()
- * does, and each matrix by the seed's update rule (matrix_learn()).
+ * At the end of the period teo's bins learn as teo_update() does, and each
+ * matrix that predicted at its start by the seed's update rule
+ * (matrix_learn()): both with idle.compare, else only the acting one.
  *
  * The functions with loops are global (__noinline, not static), so that
  * the verifier checks each once on its own: inlined, their nested bpf_for()

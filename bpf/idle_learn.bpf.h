@@ -58,8 +58,20 @@ int seed_target(const struct cadence_idle_states *s, const struct cadence_idle_e
 		u64 duration_ns);
 
 /*
- * At idle entry: teo's choice, the per-choice pick and the seed's, into @e;
- * @kernel_known: @kernel_state is an index into @s.
+ * Whether the matrix predictor @which (enum cadence_idle_predictor: SEED or
+ * PER_CHOICE) runs under @pol: when it acts, or when idle.compare asks for
+ * both. teo always runs: both matrices build on its choice, and the PM QoS
+ * rule reads its bins. A matrix that does not run keeps its weights.
+ */
+static __always_inline bool idle_matrix_runs(const struct cadence_policy *pol, u32 which)
+{
+	return pol->idle_compare || pol->idle_predictor == which;
+}
+
+/*
+ * At idle entry: teo's choice, and the per-choice pick and the seed's where
+ * they run (else CADENCE_IDLE_NOT_RUN), into @e; @kernel_known:
+ * @kernel_state is an index into @s.
  */
 static __always_inline void idle_predict(struct cadence_idle_learned *t,
 					 const struct cadence_idle_states *s,
@@ -70,8 +82,12 @@ static __always_inline void idle_predict(struct cadence_idle_learned *t,
 	if (t->nr_states != s->nr)
 		idle_table_init(t, s->nr);
 	e->teo = teo_choose(t, s, sleep_length, &e->sleep_length_used);
-	e->per_choice = per_choice_pick(t, s, e->teo, rand, pol->idle_pick);
-	e->seed = seed_pick(t, s, e->teo, sleep_length, rand);
+	e->per_choice = CADENCE_IDLE_NOT_RUN;
+	if (idle_matrix_runs(pol, CADENCE_IDLE_PREDICTOR_PER_CHOICE))
+		e->per_choice = per_choice_pick(t, s, e->teo, rand, pol->idle_pick);
+	e->seed = CADENCE_IDLE_NOT_RUN;
+	if (idle_matrix_runs(pol, CADENCE_IDLE_PREDICTOR_SEED))
+		e->seed = seed_pick(t, s, e->teo, sleep_length, rand);
 	e->kernel = kernel_state;
 	e->rand = rand;
 	e->sleep_length_ns = sleep_length;
@@ -79,9 +95,10 @@ static __always_inline void idle_predict(struct cadence_idle_learned *t,
 }
 
 /*
- * After a period (idle.bpf.c learns at the next entry): all three learn
- * from the period @e started, which lasted @duration_ns; the states it
- * justified go to @ideals (idle_ideals()).
+ * After a period (idle.bpf.c learns at the next entry): teo, and each
+ * matrix that predicted at its entry, learn from the period @e started,
+ * which lasted @duration_ns; the states it justified go to @ideals
+ * (idle_ideals()).
  */
 static __always_inline void idle_learn(struct cadence_idle_learned *t,
 				       const struct cadence_idle_states *s,
@@ -94,12 +111,15 @@ static __always_inline void idle_learn(struct cadence_idle_learned *t,
 	/* Fresh (or for other states): it starts as the prediction did. */
 	if (t->nr_states != s->nr)
 		idle_table_init(t, s->nr);
-	seed_toward = seed_target(s, e, duration_ns);
 	idle_ideals(s, duration_ns, ideals);
 	teo_learn(t, s, e, duration_ns);
-	per_choice_learn(t, s, e->teo, ideals->of[CADENCE_IDLE_IDEAL_RESIDENCY], pol);
-	if (seed_toward >= 0)
-		seed_learn(t, s, e->seed, seed_toward, pol);
+	if (e->per_choice != CADENCE_IDLE_NOT_RUN)
+		per_choice_learn(t, s, e->teo, ideals->of[CADENCE_IDLE_IDEAL_RESIDENCY], pol);
+	if (e->seed != CADENCE_IDLE_NOT_RUN) {
+		seed_toward = seed_target(s, e, duration_ns);
+		if (seed_toward >= 0)
+			seed_learn(t, s, e->seed, seed_toward, pol);
+	}
 	t->periods++;
 }
 
@@ -115,8 +135,9 @@ static __always_inline void idle_count(struct cadence_idle_scores *sc, u32 src, 
 }
 
 /*
- * Score a period: each source's choice against both @ideals. The kernel's
- * state counts only where @kernel_indices says its indices are ours.
+ * Score a period: each source's choice against both @ideals, a matrix's
+ * only where it ran. The kernel's state counts only where @kernel_indices
+ * says its indices are ours.
  */
 static __always_inline void idle_score(struct cadence_idle_scores *sc,
 				       const struct cadence_idle_states *s,
@@ -130,8 +151,10 @@ static __always_inline void idle_score(struct cadence_idle_scores *sc,
 	{
 		ideal = ideals->of[kind];
 		idle_count(sc, CADENCE_IDLE_SRC_TEO, kind, e->teo, ideal);
-		idle_count(sc, CADENCE_IDLE_SRC_PER_CHOICE, kind, e->per_choice, ideal);
-		idle_count(sc, CADENCE_IDLE_SRC_SEED, kind, e->seed, ideal);
+		if (e->per_choice != CADENCE_IDLE_NOT_RUN)
+			idle_count(sc, CADENCE_IDLE_SRC_PER_CHOICE, kind, e->per_choice, ideal);
+		if (e->seed != CADENCE_IDLE_NOT_RUN)
+			idle_count(sc, CADENCE_IDLE_SRC_SEED, kind, e->seed, ideal);
 		if (kernel_indices && e->kernel >= 0 && (u32)e->kernel < s->nr)
 			idle_count(sc, CADENCE_IDLE_SRC_KERNEL, kind, e->kernel, ideal);
 	}

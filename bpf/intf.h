@@ -112,14 +112,14 @@ struct cadence_policy {
 	/* enum cadence_idle_place: how idle states break placement ties. */
 	u32 idle_place;
 	/*
-	 * 1: a waking task with an earlier deadline preempts a running one.
-	 * This and sync_wakeup are u16 from when enqueue()'s call chain held
-	 * two copies of the policy on its stack; callbacks now read the
-	 * policy in place (policy_in_force()), and the layout stayed.
+	 * 1: both matrices (seed, per_choice) predict, learn and are scored on
+	 * every idle period; 0: only the acting one (teo always runs).
 	 */
-	u16 wakeup_preempt;
+	u32 idle_compare;
+	/* 1: a waking task with an earlier deadline preempts a running one. */
+	u32 wakeup_preempt;
 	/* 1: a sync wake-up may go to the waker's CPU. */
-	u16 sync_wakeup;
+	u32 sync_wakeup;
 	/*
 	 * While others wait, a timer ends a slice when it is used up but no
 	 * sooner than this after the task began (us); 0: the tick does.

@@ -26,6 +26,11 @@ enum cadence_idle_consts {
 	CADENCE_IDLE_WEIGHT_DIAG = 6000,
 	/* Periods one replay run (BPF_PROG_TEST_RUN) takes. */
 	CADENCE_IDLE_REPLAY_PERIODS = 64,
+	/*
+	 * An entry's pick of a matrix predictor that did not run (idle.compare
+	 * off, another one acting): no state, and outside every score bucket.
+	 */
+	CADENCE_IDLE_NOT_RUN = 255,
 };
 
 /* idle.predictor: which prediction acts (placement, PM QoS). */
@@ -124,7 +129,10 @@ struct cadence_idle_table {
 
 /* Choices made when an idle period starts, scored when it ends. */
 struct cadence_idle_entry {
-	/* teo's state (the per-choice row), the per-choice pick, the kernel's. */
+	/*
+	 * teo's state (the per-choice row), the per-choice pick, the kernel's;
+	 * a matrix's pick is CADENCE_IDLE_NOT_RUN when it did not run.
+	 */
 	u32 teo;
 	u32 per_choice;
 	s32 kernel;

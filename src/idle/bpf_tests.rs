@@ -28,6 +28,8 @@ fn policy(k: &Knobs) -> bpf_intf::cadence_policy {
         Pick::Heaviest => bpf_intf::cadence_idle_pick_CADENCE_IDLE_PICK_HEAVIEST,
     };
     pol.idle_learning_rate = k.learning_rate;
+    // Both matrices run, as the reference's.
+    pol.idle_compare = 1;
     pol
 }
 
@@ -613,6 +615,72 @@ fn random_traces_match_the_reference_bit_for_bit() {
                 "trace {trace} period {i}: {s:?} {k:?} {:?}",
                 periods[i]
             );
+        }
+        assert_eq!(got.table, want.table, "trace {trace}: {s:?} {k:?}");
+        assert_eq!(got.scores, want.scores, "trace {trace}");
+    }
+}
+
+/// idle.compare off: the matrix that does not act neither predicts
+/// (CADENCE_IDLE_NOT_RUN), learns (its rows stay the fresh ones) nor is
+/// scored, and nothing else changes: teo and the acting matrix choose,
+/// learn and score as when both run, for the two matrices share nothing
+/// but teo's choice.
+#[test]
+fn a_matrix_that_does_not_act_runs_only_with_compare() {
+    let Some(l) = learner() else { return };
+    let not_run = bpf_intf::cadence_idle_consts_CADENCE_IDLE_NOT_RUN;
+    let mut r = Rng(0xc0_3a4e);
+    for trace in 0..40 {
+        let seed_acts = trace % 2 == 0;
+        let s = random_states(&mut r);
+        let k = Knobs {
+            pick: if r.below(2) == 0 {
+                Pick::Random
+            } else {
+                Pick::Heaviest
+            },
+            learning_rate: 1 + r.below(49) as u32,
+        };
+        let periods: Vec<Period> = (0..1 + r.below(300))
+            .map(|_| random_period(&mut r))
+            .collect();
+        let mut pol = policy(&k);
+        pol.idle_compare = 0;
+        pol.idle_predictor = if seed_acts {
+            bpf_intf::cadence_idle_predictor_CADENCE_IDLE_PREDICTOR_SEED
+        } else {
+            bpf_intf::cadence_idle_predictor_CADENCE_IDLE_PREDICTOR_PER_CHOICE
+        };
+        let got = l
+            .run(
+                &pol,
+                &s,
+                &Table::default(),
+                &Scores::default(),
+                true,
+                &periods,
+            )
+            .unwrap();
+        let mut want = reference_run(&k, &s, &Table::default(), true, &periods);
+        let fresh = reference::fresh(s.nr());
+        let idle = if seed_acts {
+            want.table.weight = fresh.weight;
+            reference::PER_CHOICE
+        } else {
+            want.table.seed_weight = fresh.seed_weight;
+            reference::SEED
+        };
+        for e in &mut want.entries {
+            if seed_acts {
+                e.per_choice = not_run;
+            } else {
+                e.seed = not_run;
+            }
+        }
+        want.scores.0[idle] = Default::default();
+        for (i, (g, w)) in got.entries.iter().zip(&want.entries).enumerate() {
+            assert_eq!(g, w, "trace {trace} period {i}: {s:?} {k:?}");
         }
         assert_eq!(got.table, want.table, "trace {trace}: {s:?} {k:?}");
         assert_eq!(got.scores, want.scores, "trace {trace}");

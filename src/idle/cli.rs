@@ -67,7 +67,7 @@ pub fn run(action: IdleAction) -> Result<()> {
 
 /// `idle stats`: the score table of the machine, and per CPU.
 fn print_stats(m: &crate::stats::Metrics, per_cpu: bool) -> Result<()> {
-    use super::score_table::render;
+    use super::score_table::{self, PER_CHOICE, SEED, TEO, render};
     let n = m.idle_nr_states as usize;
     if n == 0 {
         anyhow::bail!(
@@ -78,7 +78,20 @@ fn print_stats(m: &crate::stats::Metrics, per_cpu: bool) -> Result<()> {
         "idle learner: predictor {} acting, {} states, {} periods, {} lost exits; PM QoS limits on {} CPUs",
         m.idle_predictor, n, m.idle.idle_periods, m.idle.idle_lost_exits, m.idle_qos_cpus
     );
-    print!("{}", render(&m.idle.scores(), n, &[]));
+    let scores = m.idle.scores();
+    print!("{}", render(&scores, n, &[]));
+    let by_residency = &score_table::rows(&scores)[0];
+    let short: Vec<_> = [PER_CHOICE, SEED]
+        .into_iter()
+        .filter(|&src| by_residency[src].periods < by_residency[TEO].periods)
+        .map(|src| score_table::SOURCE_NAMES[src])
+        .collect();
+    if !short.is_empty() {
+        println!(
+            "{} scored on fewer periods than teo: a matrix predictor runs only while it acts, or with idle.compare = true",
+            short.join(" and ")
+        );
+    }
     if per_cpu {
         for (cpu, c) in &m.cpu_idle {
             println!("CPU {cpu}: {} periods", c.idle_periods);

@@ -13,7 +13,7 @@ use anyhow::{Context, Result, bail};
 use super::energy::{EnergyModel, EnergyUse};
 use super::learner_bpf::BpfLearner;
 use super::period::{IDEALS, SOURCES, Scores};
-use super::score_table::{self, Row};
+use super::score_table::{self, KERNEL, PER_CHOICE, Row, SEED, TEO};
 use super::states::{IdleStates, StatesSource};
 use super::table::StatesNs;
 use super::trace::{self, Trace};
@@ -96,10 +96,6 @@ impl EarlyWakeUps {
 /// The sources the latency cost is kept for: enum cadence_idle_source's
 /// (teo, per_choice, seed, the kernel), then the oracle.
 const LATENCY_SOURCES: usize = SOURCES + 1;
-const TEO: usize = bpf_intf::cadence_idle_source_CADENCE_IDLE_SRC_TEO as usize;
-const PER_CHOICE: usize = bpf_intf::cadence_idle_source_CADENCE_IDLE_SRC_PER_CHOICE as usize;
-const SEED: usize = bpf_intf::cadence_idle_source_CADENCE_IDLE_SRC_SEED as usize;
-const KERNEL: usize = bpf_intf::cadence_idle_source_CADENCE_IDLE_SRC_KERNEL as usize;
 const ORACLE: usize = SOURCES;
 
 /// The latency cost's sources by name, in that order.
@@ -114,13 +110,18 @@ pub fn policy(arg: &str) -> Result<bpf_intf::cadence_policy> {
     named.policy.to_bpf(&FreqTable::default())
 }
 
-/// Runs @trace through @learner under @pol.
+/// Runs @trace through @learner under @pol, with every predictor running
+/// whatever @pol's idle.compare says: a replay is for comparing them.
 pub fn replay(
     learner: &BpfLearner,
     pol: &bpf_intf::cadence_policy,
     states: &ReplayStates,
     trace: &Trace,
 ) -> Result<Replayed> {
+    let pol = &bpf_intf::cadence_policy {
+        idle_compare: 1,
+        ..*pol
+    };
     let mut out = Replayed {
         scores: Scores::default(),
         periods: 0,

@@ -8,9 +8,15 @@ use std::fmt::Write;
 
 use super::period::{DIFFS, SOURCES, Scores};
 use super::table::MAX;
+use crate::bpf_intf;
 
 /// Row names, by enum cadence_idle_source.
 pub const SOURCE_NAMES: [&str; SOURCES] = ["teo", "per_choice", "seed", "kernel"];
+/// The sources, by enum cadence_idle_source.
+pub const TEO: usize = bpf_intf::cadence_idle_source_CADENCE_IDLE_SRC_TEO as usize;
+pub const PER_CHOICE: usize = bpf_intf::cadence_idle_source_CADENCE_IDLE_SRC_PER_CHOICE as usize;
+pub const SEED: usize = bpf_intf::cadence_idle_source_CADENCE_IDLE_SRC_SEED as usize;
+pub const KERNEL: usize = bpf_intf::cadence_idle_source_CADENCE_IDLE_SRC_KERNEL as usize;
 /// Column groups, by enum cadence_idle_ideal.
 pub const IDEAL_NAMES: [&str; 2] = [
     "ideal = deepest state whose target residency the period lasted",

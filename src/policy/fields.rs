@@ -101,10 +101,10 @@ policy_fields! {
     latency => Latency {
         wakeup_preempt: bool = Kind::Bool,
             "A waking task that finds no idle CPU preempts a running task whose virtual deadline is later, or that has run past its share or used up its slice; one within its share and its slice first runs slice.min_us of its request (EEVDF's wake-up preemption with run-to-parity)",
-            bpf wakeup_preempt = |v: bool| v as u16;
+            bpf wakeup_preempt = |v: bool| v as u32;
         sync_wakeup: bool = Kind::Bool,
             "A sync wake-up (the waker is about to sleep: pipes, sockets) goes to the waker's CPU when it shares the wakee's LLC and nothing else waits there; one that finds no CPU at all preempts nobody",
-            bpf sync_wakeup = |v: bool| v as u16;
+            bpf sync_wakeup = |v: bool| v as u32;
         // 0 switches the timer off. Otherwise at least slice.min_us's floor
         // (50): every slice is at least that long, so a lower value times
         // nothing that 50 does not. The ceiling is slice.max_us's: a floor
@@ -184,6 +184,13 @@ policy_fields! {
         predictor: IdlePredictor = Kind::Choice { values: IdlePredictor::words },
             "The idle-state prediction that acts: off (no learning), teo (mainline teo's bins), seed (seed 003's matrix over teo, as its RFC v2 posted it), per_choice (a matrix row per teo choice, learning toward the state each period justified; docs/idle.md)",
             bpf idle_predictor = IdlePredictor::bpf;
+        // Off by default: each matrix costs a pick and an update per idle
+        // period (in the pipe bench, 175 and 312 of 2752 BPF instructions
+        // per switch), and `idle record` + `idle replay` compares all
+        // offline at no cost to the machine.
+        compare: bool = Kind::Bool,
+            "true: both matrix predictors (seed, per_choice) predict, learn and are scored on every idle period, to compare them live in `idle stats`; false: only the acting one, and teo, which both build on (a matrix that does not act keeps its weights; `idle replay` of a recording compares all)",
+            bpf idle_compare = |v: bool| v as u32;
         pick: IdlePick = Kind::Choice { values: IdlePick::words },
             "How the per_choice predictor reads its row: random (a state drawn by its weight) or heaviest (deterministic); seed always draws at random, as the RFC",
             bpf idle_pick = IdlePick::bpf;

@@ -189,19 +189,20 @@ fn words_reach_bpf_as_the_c_enums_number_them() {
     assert_eq!((b.slice_max_ns, b.cpufreq_headroom_pct), (6_000_000, 160));
 }
 
-/// `ctl get` names every field of struct cadence_policy: 5 u64, 19 u32 and
-/// 2 u16 fields make its 120 bytes. A field added to the
+/// `ctl get` names every field of struct cadence_policy: 5 u64 and 22 u32
+/// fields make its 128 bytes. A field added to the
 /// C struct changes the size and fails here until bpf_fields() has it.
 #[test]
 fn bpf_fields_name_every_field_of_the_struct() {
-    assert_eq!(std::mem::size_of::<crate::bpf_intf::cadence_policy>(), 120);
+    assert_eq!(std::mem::size_of::<crate::bpf_intf::cadence_policy>(), 128);
     let pol = Named::load("balanced")
         .unwrap()
         .policy
         .to_bpf(&crate::freq::FreqTable::default())
         .unwrap();
     let f = bpf_fields(&pol);
-    assert_eq!(f.len(), 26);
+    assert_eq!(f.len(), 27);
+    assert_eq!(f["idle_compare"], 0);
     assert_eq!(f["fair_cgroups"], 1);
     assert_eq!(f["slice_timer_us"], 0);
     assert_eq!(f["place_hold"], 1);
@@ -328,7 +329,7 @@ proptest! {
         legacy_iowait_boost: bool,
         latency in (any::<bool>(), any::<bool>(), prop_oneof![Just(0u64), 50u64..=100_000]),
         hold in (any::<bool>(), 2u32..=64, any::<bool>()),
-        idle in (0usize..4, 0usize..2, 1u64..=49, 0usize..2, 0usize..2, any::<bool>()),
+        idle in (0usize..4, 0usize..2, 1u64..=49, 0usize..2, 0usize..2, any::<bool>(), any::<bool>()),
     ) {
         let min = (50 + ((max.max(50) - 50) as f64 * min_frac) as u64).min(max);
         let p = Policy {
@@ -358,6 +359,7 @@ proptest! {
             },
             idle: Idle {
                 predictor: IdlePredictor::WORDS[idle.0].0,
+                compare: idle.6,
                 pick: IdlePick::WORDS[idle.1].0,
                 learning_rate: idle.2,
                 place: IdlePlace::WORDS[idle.3].0,

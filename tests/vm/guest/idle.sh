@@ -11,14 +11,17 @@ case_idle_learns_from_a_state_file() {
 	start_sched "$VM_OUT/idle_learns.sched.log" --idle-states "$IDLE_STATES" || return 1
 	grep -q "idle states" "$VM_OUT/idle_learns.sched.log" ||
 		fail "no idle states in the log: $(head -n 5 "$VM_OUT/idle_learns.sched.log")" || return 1
-	python3 "$GUEST/idle_learns.py" "$PIN_DIR" || fail "the learner did not learn (see above)" || return 1
-	# The same periods in the stats: the seed's table, the short line and
+	python3 "$GUEST/idle_learns.py" "$SCHED" "$PIN_DIR" || fail "the learner did not learn (see above)" || return 1
+	# The same periods in the stats: the seed's table, which says the seed
+	# ran on fewer periods (only since idle.compare), the short line and
 	# OpenMetrics.
 	"$SCHED" idle stats | tee "$VM_OUT/idle_stats.txt"
 	grep -Eq "^  teo +[0-9]+ +[0-9.]+" "$VM_OUT/idle_stats.txt" &&
 		grep -Eq "^  per_choice +[0-9]+ +[0-9.]+" "$VM_OUT/idle_stats.txt" &&
 		grep -Eq "^  seed +[0-9]+ +[0-9.]+" "$VM_OUT/idle_stats.txt" ||
 		fail "idle stats has no teo, per_choice and seed rows" || return 1
+	grep -q "^seed scored on fewer periods than teo" "$VM_OUT/idle_stats.txt" ||
+		fail "idle stats does not say the seed ran on fewer periods" || return 1
 	! grep -q "^  kernel" "$VM_OUT/idle_stats.txt" ||
 		fail "idle stats scored the kernel's state with a file's indices" || return 1
 	"$SCHED" stats | tee "$VM_OUT/idle_brief.txt"
