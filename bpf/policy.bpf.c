@@ -13,14 +13,16 @@
  * A callback the kernel runs with interrupts off (every struct_ops callback
  * but init_task and the sleepable ones, and the idle tracepoint) reads the
  * copy in place (policy_in_force()): only a callback on this CPU refreshes
- * the copy, and none runs nested in one that has interrupts off, so the
- * copy holds one generation until it returns. A BPF timer runs with
- * interrupts on, where a tick may refresh the copy under it: it takes a
- * snapshot on its stack (policy_snapshot()). The copy's seq changes around
- * every refresh, so a snapshot that a nested refresh overtook is taken
- * again. After CADENCE_POLICY_RETRIES overtaken reads the snapshot is taken
- * under the slot's lock, which is always whole. Every callback therefore
- * works with one generation from start to end.
+ * the copy, and none runs nested in one that has interrupts off (the
+ * nesting kernel/sched/ext.c allows, ops.dequeue() in ops.dispatch() and
+ * ops.enqueue() in ops.cpu_release(), is of callbacks scx_cadence does not
+ * implement), so the copy holds one generation until it returns. A BPF
+ * timer runs with interrupts on, where a tick may refresh the copy under
+ * it: it takes a snapshot on its stack (policy_snapshot()). The copy's seq
+ * changes around every refresh, so a snapshot that a nested refresh
+ * overtook is taken again. After CADENCE_POLICY_RETRIES overtaken reads the
+ * snapshot is taken under the slot's lock, which is always whole. Every
+ * callback therefore works with one generation from start to end.
  */
 #include "cadence.bpf.h"
 
