@@ -583,23 +583,31 @@ fn random_period(r: &mut Rng) -> Period {
     }
 }
 
+/// Either pick, a learning rate in 1..=49.
+fn random_knobs(r: &mut Rng) -> Knobs {
+    Knobs {
+        pick: if r.below(2) == 0 {
+            Pick::Random
+        } else {
+            Pick::Heaviest
+        },
+        learning_rate: 1 + r.below(49) as u32,
+    }
+}
+
+/// 1..=300 random periods.
+fn random_periods(r: &mut Rng) -> Vec<Period> {
+    (0..1 + r.below(300)).map(|_| random_period(r)).collect()
+}
+
 #[test]
 fn random_traces_match_the_reference_bit_for_bit() {
     let Some(l) = learner() else { return };
     let mut r = Rng(0x5eed_0003);
     for trace in 0..150 {
         let s = random_states(&mut r);
-        let k = Knobs {
-            pick: if r.below(2) == 0 {
-                Pick::Random
-            } else {
-                Pick::Heaviest
-            },
-            learning_rate: 1 + r.below(49) as u32,
-        };
-        let periods: Vec<Period> = (0..1 + r.below(300))
-            .map(|_| random_period(&mut r))
-            .collect();
+        let k = random_knobs(&mut r);
+        let periods = random_periods(&mut r);
         let start = if r.below(3) == 0 {
             reference::fresh(s.nr())
         } else {
@@ -634,17 +642,8 @@ fn a_matrix_that_does_not_act_runs_only_with_compare() {
     for trace in 0..40 {
         let seed_acts = trace % 2 == 0;
         let s = random_states(&mut r);
-        let k = Knobs {
-            pick: if r.below(2) == 0 {
-                Pick::Random
-            } else {
-                Pick::Heaviest
-            },
-            learning_rate: 1 + r.below(49) as u32,
-        };
-        let periods: Vec<Period> = (0..1 + r.below(300))
-            .map(|_| random_period(&mut r))
-            .collect();
+        let k = random_knobs(&mut r);
+        let periods = random_periods(&mut r);
         let mut pol = policy(&k);
         pol.idle_compare = 0;
         pol.idle_predictor = if seed_acts {
