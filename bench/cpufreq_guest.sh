@@ -53,7 +53,7 @@ for round in $(seq "$rounds"); do
 		echo "$round,$name,$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }'),$((i1 - i0)),$((d1 - d0)),$((h1 - h0)),$((o1 - o0)),$((r1 - r0))" >>"$csv"
 		echo "round $round: $name: $((i1 - i0)) requests" >&2
 		kill $model
-		bench_detach "$name in round $round"
+		bench_detach "$name in round $round" "$round" "$name"
 	done
 done
 echo "bench: done" >&2

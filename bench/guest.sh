@@ -185,7 +185,7 @@ for round in $(seq "$rounds"); do
 		case $name in *_cg) cg_workloads off ;; esac
 		if [ -n "$pid" ]; then
 			bpf_cost
-			bench_detach "$name in round $round"
+			bench_detach "$name in round $round" "$round" "$name"
 		fi
 	done
 done

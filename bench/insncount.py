@@ -11,14 +11,17 @@ bench/insncount.sh).
     insncount.py DIR
 
 DIR holds insns.txt (the plugin's counts, one block per mark), marks.txt
-(one label per mark, in order), kallsyms (the kernel's, at boot) and
-ksyms.NAME.ROUND (the BPF programs' symbols while NAME ran in ROUND).
+(one label per mark, in order), kallsyms (the kernel's, at boot),
+ksyms.NAME.ROUND (the BPF programs' symbols while NAME ran in ROUND) and,
+if the kernel ejected a scheduler, ejected.csv (bench/ejected.py).
 """
 
 import bisect
 import collections
 import statistics
 import sys
+
+import ejected
 
 
 def read_marks(path):
@@ -83,11 +86,15 @@ def main(d):
     # BPF by program, kernel by symbol, IPIs, timer interrupts, blocks
     # translated) per run.
     runs = collections.defaultdict(lambda: collections.defaultdict(list))
+    lost = ejected.load(d)
+    ejected.note(lost)
     for label, (total, user, counts, translated) in zip(labels, blocks):
         f = label.split(",")
         if f[0] != "run":
             continue
         name, rnd, workload = f[1], f[2], f[3]
+        if (name, rnd) in lost:
+            continue
         switches, result, idle = max(1, int(f[4])), float(f[5] or "nan"), int(f[6])
         ipis, ticks = int(f[7]) + int(f[8]), int(f[9])
         key = (name, rnd)

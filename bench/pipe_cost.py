@@ -11,11 +11,16 @@
         the rounds of the time a round trip took, of the context switches
         and of the BPF time in it, and the BPF time per context switch; then
         each program's calls and BPF time per round trip and per switch.
+        Rounds the kernel ejected a scheduler in are left out
+        (bench/ejected.py).
 """
 
 import collections
+import os
 import statistics
 import sys
+
+import ejected
 
 RUN = "(run)"
 
@@ -41,9 +46,13 @@ def delta(before_path, after_path):
 def summarize(path):
     runs = collections.defaultdict(dict)  # (sched, round) -> {program: (ns, calls)}
     meta = {}  # (sched, round) -> (seconds, switches, round trips)
+    lost = ejected.load(os.path.dirname(path))
+    ejected.note(lost)
     with open(path) as f:
         for line in f:
             rnd, sched, prog, ns, cnt, secs, switches, trips = line.strip().split(",")
+            if (sched, rnd) in lost:
+                continue
             key = (sched, int(rnd))
             if not secs:
                 continue  # perf bench printed nothing: a lost run

@@ -44,7 +44,7 @@ for case in "interleaved 0,2,4,6/1,3,5,7 file" "natural 0-3/4-7 sysfs"; do
 				echo "$cname: $name, $n tasks, churn $churn/s" >&2
 			done
 		done
-		[ -z "$pid" ] || bench_detach "$name"
+		[ -z "$pid" ] || bench_detach "$name" "$cname" "$name"
 	done
 done
 echo "bench: done" >&2

@@ -8,8 +8,11 @@ Then the mean BPF cost per callback of each sched_ext scheduler.
 """
 
 import collections
+import os
 import statistics
 import sys
+
+import ejected
 
 BASELINE = "eevdf"
 METRICS = {
@@ -54,7 +57,11 @@ def read_rows(path):
 def main(raw_path, bpf_path):
     values = collections.defaultdict(list)
     order = []
-    for _round, sched, metric, value in read_rows(raw_path):
+    lost = ejected.load(os.path.dirname(raw_path))
+    ejected.note(lost)
+    for rnd, sched, metric, value in read_rows(raw_path):
+        if (sched, rnd) in lost:
+            continue
         if sched not in order:
             order.append(sched)
         if value:

@@ -6,14 +6,21 @@ the deadband-off run of the same round, as a median.
     summarize_cpufreq.py CPUFREQ_CSV"""
 
 import csv
+import os
 import statistics
 import sys
 from collections import defaultdict
 
+import ejected
+
 FIELDS = ["seconds", "issued", "deadband", "hysteresis", "hold", "rate"]
 rows = defaultdict(dict)  # policy -> round -> {field: value}
+lost = ejected.load(os.path.dirname(sys.argv[1]))
+ejected.note(lost)
 with open(sys.argv[1]) as f:
     for r in csv.reader(f):
+        if (r[1], r[0]) in lost:
+            continue
         rnd, name = int(r[0]), r[1]
         rows[name][rnd] = dict(zip(FIELDS, map(float, r[2:])))
 

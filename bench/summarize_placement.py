@@ -7,9 +7,16 @@ those tasks' moves by the path that made them.
     summarize_placement.py PLACEMENT_JSONL"""
 
 import json
+import os
 import sys
 
+import ejected
+
+# The case names the round in bench/placement_guest.sh's ejected.csv.
+lost = ejected.load(os.path.dirname(sys.argv[1]))
+ejected.note(lost)
 runs = [json.loads(line) for line in open(sys.argv[1]) if line.strip()]
+runs = [r for r in runs if (r["sched"], r["case"]) not in lost]
 for r in runs:
     r.setdefault("churn", 0.0)
 scheds = list(dict.fromkeys(r["sched"] for r in runs))

@@ -127,26 +127,44 @@ ticks_then_kill() {
 BENCH_ATTACH_S=120
 
 # bench_attach LOG WHAT CMD...: starts the scheduler CMD for a bench run,
-# its output in LOG, and waits for it to attach; sets BENCH_PID. If it does
-# not attach, it is killed, WHAT (the scheduler and round) is named on
-# stderr, and bench_attach fails.
+# its output in LOG, and waits for it to attach; sets BENCH_PID, BENCH_LOG
+# and BENCH_SEQ (its enable_seq). If it does not attach, it is killed,
+# WHAT (the scheduler and round) is named on stderr, and bench_attach fails.
 bench_attach() {
 	local log=$1 what=$2
 	shift 2
 	"$@" >"$log" 2>&1 &
 	BENCH_PID=$!
-	wait_state enabled "$BENCH_ATTACH_S" && return 0
+	BENCH_LOG=$log
+	if wait_state enabled "$BENCH_ATTACH_S"; then
+		BENCH_SEQ=$(enable_seq)
+		return 0
+	fi
 	echo "$what did not attach" >&2
 	kill -9 "$BENCH_PID"
 	return 1
 }
 
-# bench_detach WHAT: stops the scheduler bench_attach() started and waits
-# for the kernel to detach it.
+# bench_detach WHAT ROUND NAME: stops the scheduler bench_attach() started
+# and waits for the kernel to detach it. If the kernel had ejected it
+# before (a stall, an error: the runs went on under EEVDF), says so on
+# stderr and adds "ROUND,NAME,why" to $VM_OUT/ejected.csv, whose runs the
+# summaries leave out (bench/ejected.py).
 bench_detach() {
-	kill -INT "$BENCH_PID"
+	local why=""
+	if [ "$(sched_state)" != enabled ] || [ "$(enable_seq)" != "$BENCH_SEQ" ] ||
+		! kill -0 "$BENCH_PID" 2>/dev/null; then
+		why=$(grep -a -m1 -E 'EXIT: |Error: ' "$BENCH_LOG" | tr -d ',\r')
+		why=${why:-no reason in its log}
+	fi
+	kill -INT "$BENCH_PID" 2>/dev/null
 	wait "$BENCH_PID"
 	wait_state disabled 20 || echo "$1 did not detach" >&2
+	if [ -n "$why" ]; then
+		echo "$1: the kernel ejected it during its runs: $why" >&2
+		echo "$2,$3,$why" >>"$VM_OUT/ejected.csv"
+	fi
+	return 0
 }
 
 # bench_rounds ROUNDS BODY SCHED_NAME=COMMAND...: ROUNDS rounds in which
@@ -175,7 +193,7 @@ bench_rounds() {
 			fi
 			echo "round $round: $name" >&2
 			"$body"
-			[ -z "$pid" ] || bench_detach "$name in round $round"
+			[ -z "$pid" ] || bench_detach "$name in round $round" "$round" "$name"
 		done
 	done
 }
