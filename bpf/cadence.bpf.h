@@ -206,7 +206,40 @@ static __always_inline struct task_ctx *lookup_task_ctx(const struct task_struct
 
 bool policy_copy_locked(struct cadence_policy *out, u64 *gen);
 void policy_snapshot(struct cadence_policy *out);
-const struct cadence_policy *policy_in_force(void);
+const struct cadence_policy *policy_refreshed(void);
+
+/*
+ * The generation in force (policy.bpf.c), and each CPU's copy of the
+ * policy: shared here so that policy_in_force() is inlined where it is
+ * used, one check against the generation in force.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, u32);
+	__type(value, struct cadence_policy_state);
+	__uint(max_entries, 1);
+} policy_state SEC(".maps") __weak;
+
+CADENCE_PER_CPU_WEAK(struct cadence_policy_cpu, policy_cpu);
+
+/*
+ * The policy in force, read in place in this CPU's copy: only for a caller
+ * with interrupts off (policy.bpf.c says why that holds). The copy is
+ * refreshed only after the loader wrote a new generation
+ * (policy_refreshed()). NULL, and the scheduler ended, if the loader never
+ * wrote one (it does so before attaching).
+ */
+static __always_inline const struct cadence_policy *policy_in_force(void)
+{
+	u32 zero = 0;
+	struct cadence_policy_state *state = bpf_map_lookup_elem(&policy_state, &zero);
+	struct cadence_policy_cpu *c = policy_cpu_here();
+
+	/* Generation 0 is "never written": the slow path says so. */
+	if (state && c && c->generation && READ_ONCE(state->generation) == c->generation)
+		return &c->policy;
+	return policy_refreshed();
+}
 
 /* util.bpf.c: utilization, called from the callbacks of the same names. */
 void util_runnable(struct task_ctx *tctx, u64 now, u64 enq_flags);

@@ -40,14 +40,7 @@ struct {
 	__uint(max_entries, 1);
 } policy SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__type(key, u32);
-	__type(value, struct cadence_policy_state);
-	__uint(max_entries, 1);
-} policy_state SEC(".maps");
-
-CADENCE_PER_CPU(struct cadence_policy_cpu, policy_cpu);
+/* policy_state and policy_cpu are in cadence.bpf.h, beside policy_in_force(). */
 
 /* Copy the slot into @out under its lock; false if the maps are missing. */
 __hidden bool policy_copy_locked(struct cadence_policy *out, u64 *gen)
@@ -125,11 +118,11 @@ check:
 }
 
 /*
- * The policy in force, read in place in this CPU's copy: only for a caller
- * with interrupts off (above). NULL, and the scheduler ended, if the loader
- * never wrote one (it does so before attaching).
+ * policy_in_force()'s slow path (cadence.bpf.h): this CPU's copy, refreshed
+ * if a newer generation is in force. NULL, and the scheduler ended, if the
+ * loader never wrote one (it does so before attaching).
  */
-__hidden const struct cadence_policy *policy_in_force(void)
+__hidden const struct cadence_policy *policy_refreshed(void)
 {
 	struct cadence_policy_cpu *c = policy_refresh();
 
