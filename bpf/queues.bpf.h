@@ -144,6 +144,33 @@ static __always_inline void queue_task(struct task_struct *p, struct task_ctx *t
 }
 
 /*
+ * A wake-up for @cpu while @cpu is idle and nothing waits for it (its own
+ * DSQ @dsq and its LLC's empty): the dispatch a kick would run could only
+ * take @p, so @p goes to @cpu's local DSQ at once, the idle CPU claimed and
+ * kicked: one callback less on the wake-up's path, as select_cpu() does
+ * for the tasks it finds an idle CPU for. That leaves the wake-ups
+ * select_cpu() never sees: a task pinned to one CPU (the kernel calls
+ * select_cpu() only for tasks that may run on several) and a sync wake-up
+ * to a CPU its waker has left. Its bookkeeping is queue_task()'s, so that
+ * running() finds it as if taken from @dsq: @dsq's frontier follows it.
+ */
+static __always_inline bool queue_direct_idle(struct task_struct *p, struct task_ctx *tctx, s32 cpu,
+					      u64 dsq, u64 slice_ns, u64 enq_flags)
+{
+	if (!(enq_flags & SCX_ENQ_WAKEUP) || dsq_queued(dsq) ||
+	    dsq_queued(llc_dsq(cpu_llc_id(cpu))) || !scx_bpf_test_and_clear_cpu_idle(cpu))
+		return false;
+	tctx->deadline = task_deadline(p, tctx, slice_ns);
+	note_queued(tctx, dsq);
+	tctx->queued = true;
+	moves_placed(&tctx->moves, CADENCE_MOVE_QUEUE);
+	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | cpu, slice_ns, enq_flags);
+	stat_inc(enq_idle);
+	scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+	return true;
+}
+
+/*
  * Queue @p in @cpu's own DSQ, to wait for that CPU alone (a pinned task, or
  * one holding its CPU), its vtime in the frame of queue @frame (that DSQ;
  * for a task holding its CPU, its LLC's: task_ctx.hold_queued), and kick
@@ -152,18 +179,22 @@ static __always_inline void queue_task(struct task_struct *p, struct task_ctx *t
  * is going idle, and only a kick makes an idle CPU look at its own queue
  * again (without one, held tasks waited there 22 s, until the kernel saw
  * an RCU stall). A waking @p that should run at once preempts @cpu's
- * task instead (preempt_on_prev()): true then, and @p is not queued.
+ * task instead (preempt_on_prev()), or goes to an idle @cpu at once
+ * (queue_direct_idle()): true then, and @p is not queued.
  */
 static __always_inline bool queue_on_cpu(const struct cadence_policy *pol, struct task_struct *p,
 					 struct task_ctx *tctx, s32 cpu, u64 frame, u64 enq_flags)
 {
-	u64 dsq = cpu_dsq(cpu);
+	u64 dsq = cpu_dsq(cpu), slice_ns;
 
 	if (vtime_for_queue(pol, p, tctx, frame))
 		stat_inc(enq_lag_floor);
 	if (preempt_on_prev(pol, p, tctx, cpu, enq_flags))
 		return true;
-	queue_task(p, tctx, dsq, task_slice(pol, p, cpu), enq_flags);
+	slice_ns = task_slice(pol, p, cpu);
+	if (queue_direct_idle(p, tctx, cpu, dsq, slice_ns, enq_flags))
+		return true;
+	queue_task(p, tctx, dsq, slice_ns, enq_flags);
 	scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
 	return false;
 }

@@ -253,6 +253,37 @@ case_pinned_sleepers_preempt_busy_cpus() {
 	stop_sched
 }
 
+# @2 of CPU @1's counters (stats --format json).
+cpu_total() {
+	"$SCHED" stats --format json | python3 -c "import json,sys; print(json.load(sys.stdin)['cpus']['$1']['$2'])"
+}
+
+# A sleeper pinned to CPU 3 (sleeps 10 ms, runs 0.2 ms) on an otherwise
+# quiet machine: its timer wakes it on CPU 3 with CPU 3 idle and nothing
+# queued there, so enqueue() puts it on CPU 3's local DSQ at once
+# (queue_direct_idle(): enq_idle grows on CPU 3) and CPU 3 runs it without
+# a dispatch() that could only take it. CPU 3's kworkers wake the same way;
+# a wake-up that finds CPU 3 busy or a task queued for it still goes
+# through a dispatch() (dispatch_cpu), but fewer than half as many as went
+# straight. Before, every such wake-up did: at 845be8a enq_idle +0 and
+# dispatch_cpu +1051-1074 in two runs; with it +900-910 and +166-167.
+case_pinned_sleepers_wake_idle_cpus_directly() {
+	local log=$VM_OUT/wake_idle.sched.log i0 i1 d0 d1 out
+	start_sched "$log" || return 1
+	sleep 1
+	i0=$(cpu_total 3 enq_idle)
+	d0=$(cpu_total 3 dispatch_cpu)
+	out=$(taskset -c 3 python3 "$GUEST/wake_sleeper.py" 300 10 200) ||
+		fail "the sleeper failed" || return 1
+	i1=$(cpu_total 3 enq_idle)
+	d1=$(cpu_total 3 dispatch_cpu)
+	echo "pinned sleeper on an idle CPU: enq_idle +$((i1 - i0)), dispatch_cpu +$((d1 - d0)) for 300 wake-ups; $out"
+	[ $((i1 - i0)) -ge 240 ] || fail "only $((i1 - i0)) of 300 wake-ups went straight to idle CPU 3" || return 1
+	[ $((d1 - d0)) -lt $(((i1 - i0) / 2)) ] ||
+		fail "$((d1 - d0)) dispatches from CPU 3's own DSQ against $((i1 - i0)) wake-ups sent straight" || return 1
+	stop_sched
+}
+
 # perf bench sched pipe while 4 hogs keep every CPU busy: two tasks
 # ping-pong through pipes, each write a sync wake-up of a reader whose
 # waker then sleeps in read. No CPU is idle, so with latency.sync_wakeup on
