@@ -144,15 +144,23 @@ static __always_inline void queue_task(struct task_struct *p, struct task_ctx *t
 }
 
 /*
- * A wake-up for @cpu while @cpu is idle and nothing waits for it (its own
- * DSQ @dsq and its LLC's empty): the dispatch a kick would run could only
- * take @p, so @p goes to @cpu's local DSQ at once, the idle CPU claimed and
- * kicked: one callback less on the wake-up's path, as select_cpu() does
- * for the tasks it finds an idle CPU for. That leaves the wake-ups
- * select_cpu() never sees: a task pinned to one CPU (the kernel calls
- * select_cpu() only for tasks that may run on several) and a sync wake-up
- * to a CPU its waker has left. Its bookkeeping is queue_task()'s, so that
- * running() finds it as if taken from @dsq: @dsq's frontier follows it.
+ * A wake-up for @cpu, the CPU whose runqueue @p is enqueued on, while @cpu
+ * is idle and nothing waits for it (its own DSQ @dsq and its LLC's empty):
+ * @p goes to @cpu's local DSQ at once, the idle CPU claimed, as
+ * select_cpu() sends a task to the idle CPU it found, and no dispatch()
+ * runs on the wake-up's path. That is for the wake-ups select_cpu() does
+ * not place: a task pinned to one CPU (the kernel calls select_cpu() only
+ * for tasks that may run on several), and a sync wake-up sent to its
+ * waker's CPU that finds the waker gone and the queue there emptied. With
+ * one LLC the dispatch a kick would run could only have taken @p; with
+ * several it might first have taken a busier LLC's head
+ * (dispatch_balance), which now waits for that CPU's next dispatch: @p
+ * may run nowhere else. No kick: the insert itself reschedules the idle
+ * task (dispatch_enqueue() in kernel/sched/ext.c; local_dsq_post_enq() from
+ * 7.0: ext ranks above idle), and a kick from here,
+ * under @cpu's runqueue lock, would only queue an irq_work that finds the
+ * CPU busy. The bookkeeping is queue_task()'s, so that running() finds @p
+ * as if taken from @dsq: @dsq's frontier follows it.
  */
 static __always_inline bool queue_direct_idle(struct task_struct *p, struct task_ctx *tctx, s32 cpu,
 					      u64 dsq, u64 slice_ns, u64 enq_flags)
@@ -166,7 +174,6 @@ static __always_inline bool queue_direct_idle(struct task_struct *p, struct task
 	moves_placed(&tctx->moves, CADENCE_MOVE_QUEUE);
 	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | cpu, slice_ns, enq_flags);
 	stat_inc(enq_idle);
-	scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
 	return true;
 }
 
@@ -180,7 +187,7 @@ static __always_inline bool queue_direct_idle(struct task_struct *p, struct task
  * again (without one, held tasks waited there 22 s, until the kernel saw
  * an RCU stall). A waking @p that should run at once preempts @cpu's
  * task instead (preempt_on_prev()), or goes to an idle @cpu at once
- * (queue_direct_idle()): true then, and @p is not queued.
+ * (queue_direct_idle()): true then, and @p is in no queue of ours.
  */
 static __always_inline bool queue_on_cpu(const struct cadence_policy *pol, struct task_struct *p,
 					 struct task_ctx *tctx, s32 cpu, u64 frame, u64 enq_flags)

@@ -266,7 +266,8 @@ cpu_total() {
 # a wake-up that finds CPU 3 busy or a task queued for it still goes
 # through a dispatch() (dispatch_cpu), but fewer than half as many as went
 # straight. Before, every such wake-up did: at 845be8a enq_idle +0 and
-# dispatch_cpu +1051-1074 in two runs; with it +900-910 and +166-167.
+# dispatch_cpu +1051-1074 in two runs; with it +876-1125 and +168-189 in
+# four (7.2 and 6.16).
 case_pinned_sleepers_wake_idle_cpus_directly() {
 	local log=$VM_OUT/wake_idle.sched.log i0 i1 d0 d1 out
 	start_sched "$log" || return 1
