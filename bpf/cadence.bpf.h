@@ -225,10 +225,10 @@ CADENCE_PER_CPU_WEAK(struct cadence_policy_cpu, policy_cpu);
 /*
  * The policy in force, read in place in this CPU's copy: only for a caller
  * with a runqueue locked, interrupts off (policy.bpf.c lists them and says
- * why; the others use policy_snapshot()). The copy is
- * refreshed only after the loader wrote a new generation
- * (policy_refreshed()). NULL, and the scheduler ended, if the loader never
- * wrote one (it does so before attaching).
+ * why; the others use policy_snapshot()). The copy is refreshed only after
+ * the loader wrote a new generation (policy_refreshed()). NULL, and the
+ * scheduler ended, if the loader never wrote one (it does so before
+ * attaching).
  */
 static __always_inline const struct cadence_policy *policy_in_force(void)
 {

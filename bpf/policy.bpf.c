@@ -12,22 +12,22 @@
  *
  * A callback the kernel runs with a runqueue locked and so interrupts off
  * (select_cpu, enqueue, dispatch, runnable, running, stopping, quiescent,
- * tick, yield, set_weight, update_idle, cgroup_move, and the idle
- * tracepoint) may read the copy in place (policy_in_force()). The others
- * (init_task and the sleepable ones, cgroup_exit, cgroup_set_weight,
- * cgroup_set_bandwidth, cpu_online, cpu_offline, exit: kernel/sched/ext.c
- * calls them with no runqueue locked) and BPF timers run with interrupts
- * on and take a snapshot (policy_snapshot()). Only a callback on this CPU refreshes
- * the copy, and none runs nested in one that has interrupts off (the
- * nesting kernel/sched/ext.c allows, ops.dequeue() in ops.dispatch() and
+ * tick, yield, set_weight, update_idle, cgroup_move, and the idle tracepoint)
+ * may read the copy in place (policy_in_force()). The others (init_task and
+ * the sleepable ones, cgroup_exit, cgroup_set_weight, cgroup_set_bandwidth,
+ * cpu_online, cpu_offline, exit: kernel/sched/ext.c calls them with no
+ * runqueue locked) and BPF timers run with interrupts on and take a snapshot
+ * (policy_snapshot()). Only a callback on this CPU refreshes the copy, and
+ * none runs nested in one that has interrupts off (the nesting
+ * kernel/sched/ext.c allows, ops.dequeue() in ops.dispatch() and
  * ops.enqueue() in ops.cpu_release(), is of callbacks scx_cadence does not
- * implement), so the copy holds one generation until it returns. A BPF
- * timer runs with interrupts on, where a tick may refresh the copy under
- * it: hence its snapshot on its stack (policy_snapshot()). The copy's seq
- * changes around every refresh, so a snapshot that a nested refresh
- * overtook is taken again. After CADENCE_POLICY_RETRIES overtaken reads the
- * snapshot is taken under the slot's lock, which is always whole. Every
- * callback therefore works with one generation from start to end.
+ * implement), so the copy holds one generation until it returns. A BPF timer
+ * runs with interrupts on, where a tick may refresh the copy under it: hence
+ * its snapshot on its stack (policy_snapshot()). The copy's seq changes
+ * around every refresh, so a snapshot that a nested refresh overtook is taken
+ * again. After CADENCE_POLICY_RETRIES overtaken reads the snapshot is taken
+ * under the slot's lock, which is always whole. Every callback therefore
+ * works with one generation from start to end.
  */
 #include "cadence.bpf.h"
 

@@ -144,23 +144,22 @@ static __always_inline void queue_task(struct task_struct *p, struct task_ctx *t
 }
 
 /*
- * A wake-up for @cpu, the CPU whose runqueue @p is enqueued on, while @cpu
- * is idle and nothing waits for it (its own DSQ @dsq and its LLC's empty):
- * @p goes to @cpu's local DSQ at once, the idle CPU claimed, as
- * select_cpu() sends a task to the idle CPU it found, and no dispatch()
- * runs on the wake-up's path. That is for the wake-ups select_cpu() does
- * not place: a task pinned to one CPU (the kernel calls select_cpu() only
- * for tasks that may run on several), and a sync wake-up sent to its
- * waker's CPU that finds the waker gone and the queue there emptied. With
- * one LLC the dispatch a kick would run could only have taken @p; with
- * several it might first have taken a busier LLC's head
- * (dispatch_balance), which now waits for that CPU's next dispatch: @p
- * may run nowhere else. No kick: the insert itself reschedules the idle
- * task (dispatch_enqueue() in kernel/sched/ext.c; local_dsq_post_enq() from
- * 7.0: ext ranks above idle), and a kick from here,
- * under @cpu's runqueue lock, would only queue an irq_work that finds the
- * CPU busy. The bookkeeping is queue_task()'s, so that running() finds @p
- * as if taken from @dsq: @dsq's frontier follows it.
+ * A wake-up for @cpu, the CPU whose runqueue @p is enqueued on, while @cpu is
+ * idle and nothing waits for it (its own DSQ @dsq and its LLC's empty): @p
+ * goes to @cpu's local DSQ at once, the idle CPU claimed, as select_cpu()
+ * sends a task to the idle CPU it found, and no dispatch() runs on the
+ * wake-up's path. That is for the wake-ups select_cpu() does not place: a
+ * task pinned to one CPU (the kernel calls select_cpu() only for tasks that
+ * may run on several), and a sync wake-up sent to its waker's CPU that finds
+ * the waker gone and the queue there emptied. With one LLC the dispatch a
+ * kick would run could only have taken @p; with several it might first have
+ * taken a busier LLC's head (dispatch_balance), which now waits for that
+ * CPU's next dispatch: @p may run nowhere else. No kick: the insert itself
+ * reschedules the idle task (dispatch_enqueue() in kernel/sched/ext.c;
+ * local_dsq_post_enq() from 7.0: ext ranks above idle), and a kick from here,
+ * under @cpu's runqueue lock, would only queue an irq_work that finds the CPU
+ * busy. The bookkeeping is queue_task()'s, so that running() finds @p as if
+ * taken from @dsq: @dsq's frontier follows it.
  */
 static __always_inline bool queue_direct_idle(struct task_struct *p, struct task_ctx *tctx, s32 cpu,
 					      u64 dsq, u64 slice_ns, u64 enq_flags)
