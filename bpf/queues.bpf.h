@@ -122,6 +122,23 @@ static __noinline u64 note_queued(struct task_ctx *tctx, u64 dsq)
 }
 
 /*
+ * What queueing @p in @dsq for a slice of @slice_ns records: its deadline,
+ * its place (note_queued()), and that running() takes it as from @dsq.
+ * Returns its key in @dsq.
+ */
+static __always_inline u64 note_queue_entry(struct task_struct *p, struct task_ctx *tctx, u64 dsq,
+					    u64 slice_ns)
+{
+	u64 key;
+
+	tctx->deadline = task_deadline(p, tctx, slice_ns);
+	key = note_queued(tctx, dsq);
+	tctx->queued = true;
+	moves_placed(&tctx->moves, CADENCE_MOVE_QUEUE);
+	return key;
+}
+
+/*
  * Queue @p in @dsq, keyed by its virtual deadline for a slice of @slice_ns;
  * a waking task that goes ahead of the queue's head counts as an overtake.
  */
@@ -131,15 +148,12 @@ static __always_inline void queue_task(struct task_struct *p, struct task_ctx *t
 	struct task_struct *head;
 	u64 key;
 
-	tctx->deadline = task_deadline(p, tctx, slice_ns);
-	key = note_queued(tctx, dsq);
+	key = note_queue_entry(p, tctx, dsq, slice_ns);
 	if (enq_flags & SCX_ENQ_WAKEUP) {
 		head = __COMPAT_scx_bpf_dsq_peek(dsq);
 		if (head && vtime_before(key, head->scx.dsq_vtime))
 			stat_inc(wake_overtake);
 	}
-	tctx->queued = true;
-	moves_placed(&tctx->moves, CADENCE_MOVE_QUEUE);
 	scx_bpf_dsq_insert_vtime(p, dsq, slice_ns, key, enq_flags);
 }
 
@@ -158,8 +172,8 @@ static __always_inline void queue_task(struct task_struct *p, struct task_ctx *t
  * reschedules the idle task (dispatch_enqueue() in kernel/sched/ext.c;
  * local_dsq_post_enq() from 7.0: ext ranks above idle), and a kick from here,
  * under @cpu's runqueue lock, would only queue an irq_work that finds the CPU
- * busy. The bookkeeping is queue_task()'s, so that running() finds @p as if
- * taken from @dsq: @dsq's frontier follows it.
+ * busy. The bookkeeping is queue_task()'s (note_queue_entry()), so that
+ * running() finds @p as if taken from @dsq: @dsq's frontier follows it.
  */
 static __always_inline bool queue_direct_idle(struct task_struct *p, struct task_ctx *tctx, s32 cpu,
 					      u64 dsq, u64 slice_ns, u64 enq_flags)
@@ -167,10 +181,7 @@ static __always_inline bool queue_direct_idle(struct task_struct *p, struct task
 	if (!(enq_flags & SCX_ENQ_WAKEUP) || dsq_queued(dsq) ||
 	    dsq_queued(llc_dsq(cpu_llc_id(cpu))) || !scx_bpf_test_and_clear_cpu_idle(cpu))
 		return false;
-	tctx->deadline = task_deadline(p, tctx, slice_ns);
-	note_queued(tctx, dsq);
-	tctx->queued = true;
-	moves_placed(&tctx->moves, CADENCE_MOVE_QUEUE);
+	note_queue_entry(p, tctx, dsq, slice_ns);
 	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | cpu, slice_ns, enq_flags);
 	stat_inc(enq_idle);
 	return true;
