@@ -5,9 +5,11 @@
 # are printed for the log. Needs 4 vCPUs.
 # Sourced by run.sh after lib.sh; each case_* runs in its own shell.
 
-# total COUNTER: the sum of a cpu_stats counter over all CPUs.
+# total COUNTER [CPU]: a cpu_stats counter summed over all CPUs, or CPU's own.
 total() {
-	"$SCHED" stats --format json | python3 -c "import json,sys; print(json.load(sys.stdin)['total']['$1'])"
+	local at="['total']['$1']"
+	[ $# -gt 1 ] && at="['cpus']['$2']['$1']"
+	"$SCHED" stats --format json | python3 -c "import json,sys; print(json.load(sys.stdin)$at)"
 }
 
 # A task that sleeps 10 ms and runs 0.2 ms, pinned with a hog to CPU 1,
@@ -253,11 +255,6 @@ case_pinned_sleepers_preempt_busy_cpus() {
 	stop_sched
 }
 
-# @2 of CPU @1's counters (stats --format json).
-cpu_total() {
-	"$SCHED" stats --format json | python3 -c "import json,sys; print(json.load(sys.stdin)['cpus']['$1']['$2'])"
-}
-
 # A sleeper pinned to CPU 3 (sleeps 10 ms, runs 0.2 ms) on an otherwise
 # quiet machine: its timer wakes it on CPU 3 with CPU 3 idle and nothing
 # queued there, so enqueue() puts it on CPU 3's local DSQ at once
@@ -272,12 +269,12 @@ case_pinned_sleepers_wake_idle_cpus_directly() {
 	local log=$VM_OUT/wake_idle.sched.log i0 i1 d0 d1 out
 	start_sched "$log" || return 1
 	sleep 1
-	i0=$(cpu_total 3 enq_idle)
-	d0=$(cpu_total 3 dispatch_cpu)
+	i0=$(total enq_idle 3)
+	d0=$(total dispatch_cpu 3)
 	out=$(taskset -c 3 python3 "$GUEST/wake_sleeper.py" 300 10 200) ||
 		fail "the sleeper failed" || return 1
-	i1=$(cpu_total 3 enq_idle)
-	d1=$(cpu_total 3 dispatch_cpu)
+	i1=$(total enq_idle 3)
+	d1=$(total dispatch_cpu 3)
 	echo "pinned sleeper on an idle CPU: enq_idle +$((i1 - i0)), dispatch_cpu +$((d1 - d0)) for 300 wake-ups; $out"
 	[ $((i1 - i0)) -ge 240 ] || fail "only $((i1 - i0)) of 300 wake-ups went straight to idle CPU 3" || return 1
 	[ $((d1 - d0)) -lt $(((i1 - i0) / 2)) ] ||
