@@ -436,7 +436,7 @@ static __always_inline void clamp_leading_vtime(const struct cadence_policy *pol
  * CPU time where EEVDF gives 91% (diagnostic boots, 4 CPUs); 82-84% in
  * this frame, with held heads ordered by deadline, 86-87% when a held
  * task goes back to the LLC queue behind a lasting head (queues.bpf.h),
- * and 89.7-90.0% with held tasks in deadline order among themselves
+ * and 89.7-90.8% with held tasks in deadline order among themselves
  * (key_behind_tail()).
  */
 static __always_inline void move_vtime_frame(struct task_ctx *tctx, u64 dsq)

@@ -85,7 +85,7 @@ static __always_inline bool kick_idle_for(const struct task_struct *p)
  * task went behind the held hog of a cgroup of 100 beside it, which then
  * ran first whatever its deadline; the 1000 got 85.5-86.0% of the CPU time
  * where the hold off gives 90.8-90.9% (a hog per CPU each, 4 CPUs,
- * diagnostic boots), and with this 89.7%. Such tasks are at most two per
+ * diagnostic boots), and with this 89.7-90.8%. Such tasks are at most two per
  * CPU (hold_has_room()), so the walk is short.
  */
 static __always_inline u64 key_behind_tail(u64 dsq, u64 key)
