@@ -87,6 +87,15 @@ within() {
 	awk -v n="$1" -v a="$2" -v b="$3" 'BEGIN { d = a - b; exit !(d <= n && -d <= n) }'
 }
 
+# toward_ideal POINTS OURS EEVDF IDEAL: whether percentage OURS lies
+# between EEVDF's and IDEAL (what the weights give), either way round,
+# with POINTS to spare on both sides: as close to the weights as EEVDF
+# came, or closer.
+toward_ideal() {
+	awk -v n="$1" -v o="$2" -v e="$3" -v i="$4" \
+		'BEGIN { lo = (e < i ? e : i) - n; hi = (e > i ? e : i) + n; exit !(o >= lo && o <= hi) }'
+}
+
 # flat_shares: a (100) and b (300) run a hog per CPU for 15 s, beside c
 # (1000) whose one task sleeps throughout. Prints b's share of a + b, and
 # c's usage in per mille of the total.
@@ -161,14 +170,18 @@ weight_change_shares() {
 
 # A weight changed from 100 to 1000 while its cgroup runs takes effect
 # within 1 s, at the default policy (placement.hold on): b's share in the
-# 5 s from 1 s after the change is within 3 points of EEVDF's (1000/1100 =
-# 91%), as it is over the next 5 s, and before it of EEVDF's 50%.
+# 5 s from 1 s after the change, and in the 5 s after those, lies between
+# EEVDF's in the same boot and the weights' 1000/1100 = 90.9%, with 3
+# points to spare (toward_ideal()); before it, between EEVDF's and 50%.
+# Not "within 3 points of EEVDF's" alone: EEVDF read 87.3% in its first
+# window once, where scx_cadence read 90.5%, and such a case failed for
+# being closer to the weights than the kernel.
 case_cgroup_weight_change() {
 	cg_compare "$VM_OUT/cg_change.sched.log" weight_change_shares || return 1
 	echo "b at 100, then at 1000 (two windows): EEVDF ${E[*]}%, scx_cadence ${O[*]}%"
-	within 3 "${O[0]}" "${E[0]}" || fail "at 100 b got ${O[0]}%, EEVDF ${E[0]}%" || return 1
-	within 3 "${O[1]}" "${E[1]}" || fail "at 1000 b got ${O[1]}%, EEVDF ${E[1]}%" || return 1
-	within 3 "${O[2]}" "${E[2]}" || fail "at 1000, 5 s later, b got ${O[2]}%, EEVDF ${E[2]}%" || return 1
+	toward_ideal 3 "${O[0]}" "${E[0]}" 50 || fail "at 100 b got ${O[0]}%, EEVDF ${E[0]}%" || return 1
+	toward_ideal 3 "${O[1]}" "${E[1]}" 90.9 || fail "at 1000 b got ${O[1]}%, EEVDF ${E[1]}%" || return 1
+	toward_ideal 3 "${O[2]}" "${E[2]}" 90.9 || fail "at 1000, 5 s later, b got ${O[2]}%, EEVDF ${E[2]}%" || return 1
 	end_attached "$OURS_SEQ"
 }
 
