@@ -317,6 +317,9 @@ void group_bw_tick(void);
 bool queue_released(const struct task_struct *p, struct task_ctx *tctx, s32 cpu, u64 *dsq,
 		    u64 *key);
 
+/* idle.bpf.c: @cpu starts idling (ops.update_idle()); its tick runs. */
+void idle_visit_starts(s32 cpu);
+
 /* main.bpf.c (place.bpf.h): the exit latency of @cpu's idle state. */
 void place_note_idle_exit(u32 cpu, u64 exit_ns);
 

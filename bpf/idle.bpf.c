@@ -77,9 +77,13 @@ struct {
 	__uint(max_entries, 4 << 20);
 } idle_trace SEC(".maps");
 
-/* The last sleep length this CPU's governor asked for, until its next entry. */
+/*
+ * The last sleep length this CPU's governor asked for and the time to its
+ * next clock event it was given with it (delta_next), until its next entry.
+ */
 struct cadence_sleep_length {
 	u64 ns;
+	u64 next_event_ns;
 	bool fresh;
 };
 
@@ -106,18 +110,31 @@ extern struct tick_device tick_cpu_device __ksym __weak;
 #define CADENCE_KTIME_MAX 0x7fffffffffffffffLL
 
 /*
- * The time from @now to this CPU's next timer event: in one-shot mode its
- * clock event device is programmed for the earliest of its timers, hrtimers
- * and the tick (if the idle loop kept it) included, so a CPU no interrupt
- * wakes sleeps that long. That is tick_nohz_get_sleep_length()'s
- * @delta_next. Its result can be later: worked out before the tick is
- * stopped, it is the next timer past the tick; and it can be earlier: it
- * counts global timers that timer migration may hand to another CPU.
- * Endless without a tick device, with one programmed for nothing
+ * Each CPU's tick state (kernel/time/tick-sched.c, static: its BTF and
+ * kallsyms entries are what resolve it). Weak, as tick_cpu_device: without
+ * it the tick is taken as running and never waking the CPU.
+ */
+extern struct tick_sched tick_cpu_sched __ksym __weak;
+
+/* Each CPU's cpuidle device (drivers/cpuidle/cpuidle.c), NULL without a driver. */
+extern struct cpuidle_device *cpuidle_devices __ksym __weak;
+
+/*
+ * TS_FLAG_STOPPED (kernel/time/tick-sched.h, BIT(1) in tick_sched.flags
+ * since Linux 6.9): the idle tick is stopped.
+ */
+#define CADENCE_TS_FLAG_STOPPED (1UL << 1)
+
+/*
+ * This CPU's next clock event, absolute (ktime_t, CLOCK_MONOTONIC ns, the
+ * clock of bpf_ktime_get_ns()): in one-shot mode its clock event device is
+ * programmed for the earliest of its timers, hrtimers and the tick (if the
+ * idle loop kept it) included, so a CPU no interrupt wakes sleeps until
+ * then. Endless without a tick device, with one programmed for nothing
  * (KTIME_MAX: one-shot stopped, or shut down), and in periodic mode, where
  * next_event is not kept up (tick_handle_periodic()).
  */
-static __always_inline u64 next_timer_event(u64 now)
+static __always_inline u64 next_clock_event(void)
 {
 	struct clock_event_device *dev;
 	struct tick_device *td;
@@ -130,26 +147,96 @@ static __always_inline u64 next_timer_event(u64 now)
 	if (!dev || dev->state_use_accessors == CLOCK_EVT_STATE_PERIODIC)
 		return CADENCE_IDLE_ENDLESS;
 	next = dev->next_event;
-	if (next == CADENCE_KTIME_MAX)
+	return next == CADENCE_KTIME_MAX || next < 0 ? CADENCE_IDLE_ENDLESS : next;
+}
+
+/*
+ * The time from @now to @event (next_clock_event()). That is
+ * tick_nohz_get_sleep_length()'s @delta_next. Its result can be later:
+ * worked out before the tick is stopped, it is the next timer past the
+ * tick; and it can be earlier: it counts global timers that timer
+ * migration may hand to another CPU.
+ */
+static __always_inline u64 time_to(u64 event, u64 now)
+{
+	if (event == CADENCE_IDLE_ENDLESS)
 		return CADENCE_IDLE_ENDLESS;
-	/* ktime_t: CLOCK_MONOTONIC ns, the clock of bpf_ktime_get_ns(). */
-	next -= (s64)now;
-	return next > 0 ? next : 0;
+	return event > now ? event - now : 0;
+}
+
+/* struct hrtimer before Linux 7.2's is_queued: HRTIMER_STATE_ENQUEUED in @state. */
+struct hrtimer___state {
+	u8 state;
+} __attribute__((preserve_access_index));
+
+/*
+ * When this CPU's tick timer is due, CADENCE_IDLE_ENDLESS if it is not
+ * queued: a stopped tick's timer is armed for the next timer event or
+ * cancelled, and a cancelled one keeps its old expiry. The timer runs in
+ * the interrupt that ends the period whenever it is due by then, the
+ * device's next event or not: then the kernel counts a tick wake-up.
+ */
+static __always_inline u64 tick_due(void)
+{
+	struct tick_sched *ts;
+	struct hrtimer *timer;
+	bool queued;
+
+	if (!bpf_ksym_exists(&tick_cpu_sched))
+		return CADENCE_IDLE_ENDLESS;
+	ts = bpf_this_cpu_ptr(&tick_cpu_sched);
+	timer = &ts->sched_timer;
+	if (bpf_core_field_exists(timer->is_queued))
+		queued = BPF_CORE_READ(timer, is_queued);
+	else
+		queued = BPF_CORE_READ((struct hrtimer___state *)timer, state) & 1;
+	return queued ? (u64)BPF_CORE_READ(timer, node.expires) : CADENCE_IDLE_ENDLESS;
+}
+
+/* Whether this CPU's tick is stopped now. */
+static __always_inline bool tick_stopped_now(void)
+{
+	struct tick_sched *ts;
+
+	if (!bpf_ksym_exists(&tick_cpu_sched))
+		return false;
+	ts = bpf_this_cpu_ptr(&tick_cpu_sched);
+	return ts->flags & CADENCE_TS_FLAG_STOPPED;
+}
+
+/*
+ * Whether this CPU's polling state gave up at its time limit in the period
+ * that just ended: poll_idle() clears poll_time_limit as it starts and sets
+ * it as it gives up, before the exit tracepoint.
+ */
+static __always_inline bool poll_gave_up(void)
+{
+	struct cpuidle_device **devp, *dev = NULL;
+
+	if (!bpf_ksym_exists(&cpuidle_devices))
+		return false;
+	devp = bpf_this_cpu_ptr(&cpuidle_devices);
+	if (bpf_probe_read_kernel(&dev, sizeof(dev), devp) || !dev)
+		return false;
+	return BPF_CORE_READ_BITFIELD_PROBED(dev, poll_time_limit);
 }
 
 /*
  * The sleep length a governor asked for since the last entry, else the
- * time to the next timer event.
+ * time to the next clock event; into @tick, the time to the next clock
+ * event as teo saw it at selection.
  */
-static __always_inline u64 take_sleep_length(u64 now)
+static __always_inline u64 take_sleep_length(u64 now, u64 event, struct cadence_idle_tick *tick)
 {
 	struct cadence_sleep_length *sl = idle_sleep_length_here();
 
 	if (sl && sl->fresh) {
 		sl->fresh = false;
+		tick->next_event_ns = sl->next_event_ns;
 		return sl->ns;
 	}
-	return next_timer_event(now);
+	tick->next_event_ns = time_to(event, now);
+	return tick->next_event_ns;
 }
 
 /*
@@ -269,6 +356,7 @@ static __always_inline void idle_learn_ended(struct cadence_idle_cpu *c,
 	ev->sleep_length_ns = c->entry.sleep_length_ns;
 	ev->kernel_state = c->entry.kernel;
 	ev->rand = c->entry.rand;
+	ev->tick = c->entry.tick;
 	bpf_ringbuf_submit(ev, BPF_RB_NO_WAKEUP);
 }
 
@@ -277,7 +365,9 @@ static __always_inline void idle_enter(u32 cpu, s32 kernel_state, u64 now)
 	struct cadence_idle_states *s = bpf_map_lookup_elem(&idle_states, &cpu);
 	struct cadence_idle_table *t = bpf_map_lookup_elem(&idle_table, &cpu);
 	struct cadence_idle_cpu *c = idle_cpu_here();
-	u64 sleep_length = take_sleep_length(now);
+	struct cadence_idle_tick tick = {};
+	u64 event = next_clock_event();
+	u64 sleep_length = take_sleep_length(now, event, &tick);
 	const struct cadence_policy *pol;
 	struct cadence_idle_entry e;
 	u32 rand, zero = 0, acting;
@@ -307,10 +397,15 @@ static __always_inline void idle_enter(u32 cpu, s32 kernel_state, u64 now)
 	/* The seed's draw, and the per-choice pick's if random; a recording keeps it. */
 	idle_follow_record(c, ctl, cpu);
 	rand = bpf_get_prandom_u32();
-	idle_predict(&c->work, s, pol, sleep_length, rand, kernel_state, kernel_known, &e);
+	tick.tick_ns = ctl->tick_ns;
+	tick.stopped = c->tick_stopped;
+	idle_predict(&c->work, s, pol, sleep_length, &tick, rand, kernel_state, kernel_known, &e);
 
 	c->entry = e;
 	c->entry_ns = now;
+	/* The tick as this period runs under it: stopped or kept, as the kernel decided. */
+	c->tick_due_ns = tick_due();
+	c->entered_polls = kernel_known && (s->polling & (1U << (kernel_state & 31)));
 	acting = kernel_known ? (u32)kernel_state : idle_acting(pol, &e);
 	if (acting < CADENCE_IDLE_MAX_STATES) {
 		WRITE_ONCE(c->state, acting);
@@ -321,7 +416,12 @@ static __always_inline void idle_enter(u32 cpu, s32 kernel_state, u64 now)
 
 /*
  * The period ends (@now): the CPU is awake for placement; the learning
- * waits for its next entry (idle_learn_ended()).
+ * waits for its next entry (idle_learn_ended()). How it ended is read now:
+ * whether the tick was due (its interrupt, pending or the one that woke
+ * the CPU, runs before the kernel's governor asks, as
+ * tick_nohz_idle_got_tick() would then say), whether a poll gave up, and
+ * whether the tick is stopped, as it will be at the next selection unless
+ * the CPU leaves idle first (idle_visit_starts()).
  */
 static __always_inline void idle_exit(u64 now)
 {
@@ -333,6 +433,23 @@ static __always_inline void idle_exit(u64 now)
 	c->ended_start_ns = c->entry_ns;
 	c->ended_ns = now;
 	c->entry_ns = 0;
+	c->entry.tick.woke = now >= c->tick_due_ns;
+	c->entry.tick.poll_limit = c->entered_polls && poll_gave_up();
+	c->tick_stopped = tick_stopped_now();
+}
+
+/*
+ * @cpu starts idling: it left idle last with its tick restarted
+ * (tick_nohz_idle_exit()), so the tick runs at its first selection.
+ */
+__hidden void idle_visit_starts(s32 cpu)
+{
+	struct cadence_idle_cpu *c;
+	u32 zero = 0;
+
+	c = bpf_map_lookup_percpu_elem(&idle_cpu, &zero, cpu);
+	if (c)
+		c->tick_stopped = 0;
 }
 
 /* TP_PROTO(unsigned int state, unsigned int cpu_id), include/trace/events/power.h */
@@ -355,9 +472,14 @@ SEC("fexit/tick_nohz_get_sleep_length")
 int BPF_PROG(cadence_sleep_length, ktime_t *delta_next, ktime_t ret)
 {
 	struct cadence_sleep_length *sl = idle_sleep_length_here();
+	ktime_t next = 0;
 
 	if (sl) {
 		sl->ns = ret > 0 ? ret : 0;
+		/* delta_next: a pointer to a scalar, read through the helper. */
+		if (bpf_probe_read_kernel(&next, sizeof(next), delta_next))
+			next = CADENCE_KTIME_MAX;
+		sl->next_event_ns = next > 0 ? next : 0;
 		sl->fresh = true;
 	}
 	return 0;

@@ -11,12 +11,12 @@
  *   ended in the sleep length's bin, after the timer was due) and
  *   "intercepts" (it did not). Starting from the deepest enabled state, it
  *   walks shallower while the intercepts of shallower states dominate,
- *   then caps the choice by the sleep length where that is known. What
- *   teo takes from the tick (a stopped tick, the time to the next tick,
- *   wake-ups by the tick), the polling state's time limit and the PM QoS
- *   limit are not modelled: the choice is that of a CPU whose tick runs,
- *   which the tick does not wake and which has no latency limit
- *   (docs/idle.md lists each rule left out).
+ *   then caps the choice by the sleep length where that is known, and
+ *   follows teo's tick rules (a tick stopped before selection, the next
+ *   clock event while the tick stays, wake-ups by the tick, a poll that
+ *   gave up) from the inputs in struct cadence_idle_tick. The PM QoS limit
+ *   is not modelled: the choice is that of a CPU with no latency limit
+ *   (docs/idle.md lists what is left out).
  * - seed: seed 003 (RFC v2, "Weighted approach to gather and use history
  *   in TEO governor", on teo of v5.7) on top of teo: only when teo's
  *   history rule moved the choice shallower than the timer alone would (in
@@ -50,6 +50,12 @@
  * idle period shorter than 15 us counts as a "short idle".
  */
 #define CADENCE_TEO_RESIDENCY_THRESHOLD_NS 15000ULL
+
+/*
+ * gov.h's SAFE_TIMER_RANGE_NS (Linux 7.1, e57c2bf2e89d) in ticks: with the
+ * tick stopped, a timer due within 2 ticks bounds a shallow choice.
+ */
+#define CADENCE_TEO_SAFE_TIMER_TICKS 2
 
 /*
  * Seed 003 draws its pick from rnd_num % 100: the random number as a
@@ -86,6 +92,8 @@ __noinline int idle_table_init(struct cadence_idle_learned *t, u32 nr)
 	t->nr_states = nr;
 	t->total = 0;
 	t->short_idles = 0;
+	t->tick_intercepts = 0;
+	t->total_tick = 0;
 	t->periods = 0;
 	__builtin_memset(t->hits, 0, sizeof(t->hits));
 	__builtin_memset(t->intercepts, 0, sizeof(t->intercepts));
@@ -149,23 +157,62 @@ __noinline int teo_most_intercepts(const struct cadence_idle_learned *t,
 	return most;
 }
 
+/* Whether state @i polls (CPUIDLE_FLAG_POLLING). */
+static __always_inline bool idle_polling(const struct cadence_idle_states *s, u32 i)
+{
+	return i < CADENCE_IDLE_MAX_STATES && (s->polling & (1U << (i & 31)));
+}
+
 /*
- * teo_select() of Linux 7.1 on @t's bins, for a CPU whose tick runs and
- * which has no latency limit; @sleep_length is CADENCE_IDLE_ENDLESS when
- * not known. Sets *@used when teo would have asked for the sleep length
- * (its update then compares the period with it; else the sleep length
- * counts as endless). The u32 sums wrap as teo's unsigned ints do.
+ * 7.1's deepening with the tick stopped (106a2662e655): from @deepest down
+ * to just above @idx, the first enabled state whose target residency fits
+ * @duration, else @idx. (Mainline starts at constraint_idx, the deepest
+ * enabled state within the PM QoS limit: @deepest, as no limit is
+ * modelled.)
+ */
+__noinline int teo_deeper(const struct cadence_idle_states *s, u32 deepest, u32 idx, u64 duration)
+{
+	u32 k, i;
+
+	if (!s)
+		return idx;
+	idle_for(k, 0, CADENCE_IDLE_MAX_STATES)
+	{
+		if (k > deepest)
+			break;
+		i = deepest - k;
+		if (i <= idx)
+			break;
+		if (idle_enabled(s, i) && s->residency_ns[st(i)] <= duration)
+			return i;
+	}
+	return idx;
+}
+
+/*
+ * teo_select() of Linux 7.1 on @t's bins, for a CPU with no latency limit,
+ * the tick as @e->tick says and the sleep length @e->sleep_length_ns
+ * (CADENCE_IDLE_ENDLESS when not known). Sets @e->sleep_length_used when
+ * teo would have asked for the sleep length (its update then compares the
+ * period with it; else the sleep length counts as endless). The u32 sums
+ * wrap as teo's unsigned ints do. With the tick's length not known
+ * (tick_ns 0) no tick rule fires: the choice is that of a CPU whose tick
+ * runs but is never due before the chosen state's target residency.
  */
 __noinline int teo_choose(const struct cadence_idle_learned *t, const struct cadence_idle_states *s,
-			  u64 sleep_length, u32 *used)
+			  struct cadence_idle_entry *e)
 {
 	u32 intercept_sum = 0, hit_sum = 0, idx_intercept_sum = 0, idx_hit_sum = 0;
-	u32 i, k, idx0 = 0, most, top;
+	u32 i, k, idx0 = 0, most, top, deepest;
+	u64 duration, tick;
+	bool stopped;
 	s32 idx = -1;
 
-	if (!t || !s || !used)
+	if (!t || !s || !e)
 		return 0;
-	*used = 0;
+	e->sleep_length_used = 0;
+	tick = e->tick.tick_ns;
+	stopped = e->tick.stopped;
 	if (s->nr < 2)
 		return 0;
 	if (idle_enabled(s, 0))
@@ -185,8 +232,10 @@ __noinline int teo_choose(const struct cadence_idle_learned *t, const struct cad
 	}
 	if (idx < 0)
 		return 0;
+	/* One enabled state: teo's "end" keeps it, tick or not. */
 	if ((u32)idx == idx0)
 		return idx;
+	deepest = idx;
 
 	/*
 	 * Intercepts of shallower states outweigh the rest: walk shallower,
@@ -213,17 +262,38 @@ __noinline int teo_choose(const struct cadence_idle_learned *t, const struct cad
 	}
 
 	/*
-	 * Mostly short idles and a shallow choice: teo does not look at the
-	 * sleep length.
+	 * The tick running, mostly short idles and a shallow choice: teo does
+	 * not look at the sleep length.
 	 */
-	if ((!idx || idle_residency(s, idx) < CADENCE_TEO_RESIDENCY_THRESHOLD_NS) &&
+	if (!stopped && (!idx || idle_residency(s, idx) < CADENCE_TEO_RESIDENCY_THRESHOLD_NS) &&
 	    2 * t->short_idles >= t->total)
 		return idx;
-	*used = 1;
+	e->sleep_length_used = 1;
+	duration = e->sleep_length_ns;
+	/*
+	 * The tick stopped and no timer within CADENCE_TEO_SAFE_TIMER_TICKS
+	 * ticks: a choice below a tick's length could hold the CPU shallow
+	 * for long, so the deepest state that fits the sleep length is taken.
+	 */
+	if (stopped && duration > CADENCE_TEO_SAFE_TIMER_TICKS * tick &&
+	    idle_residency(s, idx) < tick)
+		return teo_deeper(s, deepest, idx, duration);
 	if (!idx)
 		return 0;
-	if (idle_residency(s, idx) > sleep_length)
-		idx = teo_shallower(s, idx, sleep_length);
+	if (idle_residency(s, idx) > duration)
+		idx = teo_shallower(s, idx, duration);
+	/*
+	 * Intercepts within a tick's length at 2/3 of all wake-ups or more
+	 * (475ca3470b37): teo expects the period to end within half a tick.
+	 */
+	if (idle_residency(s, idx) < tick && 3 * t->tick_intercepts >= 2 * t->total)
+		duration = tick / 2;
+	/* teo stops the tick (or finds it stopped): the choice stands. */
+	if ((!idle_polling(s, idx) && duration >= tick) || stopped)
+		return idx;
+	/* The tick stays: the choice must fit before the next clock event. */
+	if ((u32)idx > idx0 && idle_residency(s, idx) > e->tick.next_event_ns)
+		idx = teo_shallower(s, idx, e->tick.next_event_ns);
 	return idx;
 }
 
@@ -289,24 +359,28 @@ __noinline int idle_ideals(const struct cadence_idle_states *s, u64 duration_ns,
 
 /*
  * teo_update() of Linux 7.1 after a period of @duration_ns that began as
- * @e says, the CPU's tick running.
+ * @e says and ended as @e->tick says.
  */
 __noinline int teo_learn(struct cadence_idle_learned *t, const struct cadence_idle_states *s,
 			 const struct cadence_idle_entry *e, u64 duration_ns)
 {
-	u32 i, idx_timer = 0, idx_duration = 0;
-	u64 measured = duration_ns, sleep, lat;
+	u32 i, idx_timer = 0, idx_duration = 0, decayed;
+	u64 measured = duration_ns, sleep, lat, tick;
 	bool on_time;
 
 	if (!t || !s || !e)
 		return 0;
 	sleep = e->sleep_length_used ? e->sleep_length_ns : CADENCE_IDLE_ENDLESS;
+	tick = e->tick.tick_ns;
 	/* The exit latency of the state entered (f36de72673ad, Linux 7.0). */
 	lat = e->entered < CADENCE_IDLE_MAX_STATES ? s->exit_latency_ns[st(e->entered)] : 0;
 
 	t->short_idles = teo_decay(t->short_idles);
-	/* teo takes half the exit latency as the average wake-up delay. */
-	if (measured >= lat) {
+	if (e->tick.poll_limit) {
+		/* A poll that gave up may have been a long sleep: endless. */
+		measured = CADENCE_IDLE_ENDLESS;
+	} else if (measured >= lat) {
+		/* teo takes half the exit latency as the average wake-up delay. */
 		measured -= lat / 2;
 		if (measured < CADENCE_TEO_RESIDENCY_THRESHOLD_NS)
 			t->short_idles += CADENCE_TEO_PULSE;
@@ -329,11 +403,38 @@ __noinline int teo_learn(struct cadence_idle_learned *t, const struct cadence_id
 		}
 	}
 	/* The total is the decayed bins' sum plus this period's pulse. */
-	t->total = teo_decay_bins(t, s) + CADENCE_TEO_PULSE;
-	if (idx_timer == idx_duration && on_time)
+	decayed = teo_decay_bins(t, s);
+	t->total = decayed + CADENCE_TEO_PULSE;
+	t->tick_intercepts = teo_decay(t->tick_intercepts);
+	t->total_tick = teo_decay(t->total_tick);
+	if (e->tick.woke) {
+		t->total_tick += CADENCE_TEO_PULSE;
+		/*
+		 * Tick wake-ups above 2/3 of all (083654ded547, 6.19): a hit in
+		 * the deepest state's bin, so that the tick may be stopped.
+		 */
+		if (3 * t->total_tick > 2 * t->total) {
+			t->hits[st(s->nr - 1)] += CADENCE_TEO_PULSE;
+			return 0;
+		}
+		/*
+		 * Intercepts within a tick below 2/3 of the decayed bins
+		 * (60836533b4c7, 7.0): the tick likely stood in for an
+		 * intercept that did not come, a hit in the timer's bin.
+		 */
+		if (3 * t->tick_intercepts < 2 * decayed) {
+			t->hits[st(idx_timer)] += CADENCE_TEO_PULSE;
+			return 0;
+		}
+	}
+	if (idx_timer == idx_duration && on_time) {
 		t->hits[st(idx_timer)] += CADENCE_TEO_PULSE;
-	else
+	} else {
 		t->intercepts[st(idx_duration)] += CADENCE_TEO_PULSE;
+		/* Within a tick's length (50db438231dc); never with the tick not known. */
+		if (tick && measured <= tick)
+			t->tick_intercepts += CADENCE_TEO_PULSE;
+	}
 	return 0;
 }
 

@@ -41,7 +41,7 @@ struct cadence_idle_ideals {
 /* idle_learn.bpf.c's global functions these steps call. */
 int idle_table_init(struct cadence_idle_learned *t, u32 nr);
 int teo_choose(const struct cadence_idle_learned *t, const struct cadence_idle_states *s,
-	       u64 sleep_length, u32 *used);
+	       struct cadence_idle_entry *e);
 int idle_ideals(const struct cadence_idle_states *s, u64 duration_ns,
 		struct cadence_idle_ideals *ideals);
 int teo_learn(struct cadence_idle_learned *t, const struct cadence_idle_states *s,
@@ -71,17 +71,21 @@ static __always_inline bool idle_matrix_runs(const struct cadence_policy *pol, u
 /*
  * At idle entry: teo's choice, and the per-choice pick and the seed's where
  * they run (else CADENCE_IDLE_NOT_RUN), into @e; @kernel_known:
- * @kernel_state is an index into @s.
+ * @kernel_state is an index into @s. @tick: the tick at selection (its
+ * end-of-period fields are filled when the period ends).
  */
 static __always_inline void idle_predict(struct cadence_idle_learned *t,
 					 const struct cadence_idle_states *s,
 					 const struct cadence_policy *pol, u64 sleep_length,
-					 u32 rand, s32 kernel_state, bool kernel_known,
+					 const struct cadence_idle_tick *tick, u32 rand,
+					 s32 kernel_state, bool kernel_known,
 					 struct cadence_idle_entry *e)
 {
 	if (t->nr_states != s->nr)
 		idle_table_init(t, s->nr);
-	e->teo = teo_choose(t, s, sleep_length, &e->sleep_length_used);
+	e->sleep_length_ns = sleep_length;
+	e->tick = *tick;
+	e->teo = teo_choose(t, s, e);
 	e->per_choice = CADENCE_IDLE_NOT_RUN;
 	if (idle_matrix_runs(pol, CADENCE_IDLE_PREDICTOR_PER_CHOICE))
 		e->per_choice = per_choice_pick(t, s, e->teo, rand, pol->idle_pick);
@@ -90,7 +94,6 @@ static __always_inline void idle_predict(struct cadence_idle_learned *t,
 		e->seed = seed_pick(t, s, e->teo, sleep_length, rand);
 	e->kernel = kernel_state;
 	e->rand = rand;
-	e->sleep_length_ns = sleep_length;
 	e->entered = kernel_known ? (u32)kernel_state : e->teo;
 }
 

@@ -86,6 +86,12 @@ struct cadence_idle_states {
 	u32 nr;
 	/* Bit i: state i is disabled (sysfs `disable`). */
 	u32 disabled;
+	/*
+	 * Bit i: state i polls (CPUIDLE_FLAG_POLLING: the state named "POLL",
+	 * drivers/cpuidle/poll_state.c); teo keeps the tick for it.
+	 */
+	u32 polling;
+	u32 __pad;
 	u64 residency_ns[CADENCE_IDLE_MAX_STATES];
 	u64 exit_latency_ns[CADENCE_IDLE_MAX_STATES];
 };
@@ -100,6 +106,12 @@ struct cadence_idle_learned {
 	/* teo.c's total and short_idles, decayed the same way. */
 	u32 total;
 	u32 short_idles;
+	/*
+	 * teo.c's tick_intercepts (intercepts within a tick's length) and
+	 * total_tick (wake-ups by the tick), decayed the same way.
+	 */
+	u32 tick_intercepts;
+	u32 total_tick;
 	/*
 	 * The per-choice predictor's matrix: row = teo's choice, column =
 	 * the state, weights as seed 003's.
@@ -127,6 +139,29 @@ struct cadence_idle_table {
 	struct cadence_idle_learned learned;
 };
 
+/*
+ * What teo reads from the tick and the polling state (docs/idle.md, "teo:
+ * which rules"). All zero but @next_event_ns, which is endless, when not
+ * known: then no tick rule fires.
+ */
+struct cadence_idle_tick {
+	/* TICK_NSEC, 1e9 / CONFIG_HZ rounded; 0: not known. */
+	u64 tick_ns;
+	/*
+	 * At selection, the time to the CPU's next clock event, the tick
+	 * included while it runs: tick_nohz_get_sleep_length()'s delta_next.
+	 * CADENCE_IDLE_ENDLESS if not known.
+	 */
+	u64 next_event_ns;
+	/* 1: the tick was already stopped at selection (tick_nohz_tick_stopped()). */
+	u32 stopped;
+	/* At the period's end: 1 if the tick's timer woke the CPU (got_idle_tick). */
+	u32 woke;
+	/* At the period's end: 1 if a polling state gave up (poll_time_limit). */
+	u32 poll_limit;
+	u32 __pad;
+};
+
 /* Choices made when an idle period starts, scored when it ends. */
 struct cadence_idle_entry {
 	/*
@@ -150,6 +185,9 @@ struct cadence_idle_entry {
 	 * indices are ours, else teo's choice.
 	 */
 	u32 entered;
+	u32 __pad;
+	/* The tick as teo saw it at selection, and how the period ended. */
+	struct cadence_idle_tick tick;
 };
 
 /* Counts per source, per ideal, per (chosen - ideal + MAX - 1). */
@@ -175,6 +213,7 @@ struct cadence_idle_period {
 	/* The state the kernel entered (tracepoint), -1 if not known. */
 	s32 kernel_state;
 	u32 rand;
+	struct cadence_idle_tick tick;
 };
 
 struct cadence_idle_table_event {
@@ -199,6 +238,19 @@ struct cadence_idle_cpu {
 	u64 ended_ns;
 	/* The predictions made at the last entry. */
 	struct cadence_idle_entry entry;
+	/*
+	 * When the tick is due in the period in progress (the CPU's next
+	 * clock event is its tick timer), CADENCE_IDLE_ENDLESS if not.
+	 */
+	u64 tick_due_ns;
+	/*
+	 * 1: the tick was stopped when the last period ended, and the CPU has
+	 * not left idle since (which restarts it): stopped at the next
+	 * selection.
+	 */
+	u32 tick_stopped;
+	/* 1: the kernel entered a polling state (its indices are ours). */
+	u32 entered_polls;
 	/*
 	 * The state this CPU sits in while idle, the kernel's where its
 	 * indices are ours, else the acting prediction; -1 while busy.
@@ -243,7 +295,8 @@ struct cadence_idle_ctl {
 	u64 record_gen;
 	/* 1: the state indices are the kernel's (sysfs cpuidle). */
 	u32 kernel_indices;
-	u32 __pad;
+	/* TICK_NSEC from the kernel's CONFIG_HZ; 0: not known (no tick rule fires). */
+	u32 tick_ns;
 };
 
 /* One replay run (bpf/idle_replay.bpf.c): periods of one CPU, in order. */

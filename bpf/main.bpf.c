@@ -616,6 +616,7 @@ void BPF_STRUCT_OPS(cadence_update_idle, s32 cpu, bool idle)
 	util_update_idle(cpu, idle);
 	if (!idle)
 		return;
+	idle_visit_starts(cpu);
 	/* An idle CPU holds no frequency up: it asks for its floor. */
 	pol = policy_in_force();
 	if (!pol)

@@ -22,12 +22,34 @@ fn has_function(kallsyms: &str, func: &str) -> bool {
         .any(|l| l.split_whitespace().nth(2) == Some(func))
 }
 
+/// TICK_NSEC of the running kernel, from CONFIG_HZ in its configuration
+/// (/boot/config-RELEASE, where distributions install it); 0 if it is not
+/// there, and teo's tick rules then never fire (docs/idle.md).
+pub fn tick_ns() -> u32 {
+    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    let config =
+        std::fs::read_to_string(format!("/boot/config-{}", release.trim())).unwrap_or_default();
+    tick_ns_of(&config)
+}
+
+/// TICK_NSEC for the kernel configuration @config: (NSEC_PER_SEC + HZ/2) /
+/// HZ (include/vdso/jiffies.h); 0 without a CONFIG_HZ line.
+fn tick_ns_of(config: &str) -> u32 {
+    config
+        .lines()
+        .find_map(|l| l.strip_prefix("CONFIG_HZ="))
+        .and_then(|hz| hz.trim().parse::<u32>().ok())
+        .filter(|&hz| hz > 0)
+        .map_or(0, |hz| (1_000_000_000 + hz / 2) / hz)
+}
+
 /// What the learner will run on: the tracepoint only with states to learn
 /// for, the governor's sleep length only where a cpuidle governor asks for
 /// it (else the tracepoint reads the time to the next timer event).
 pub struct Plan {
     learn: bool,
     sleep_length: bool,
+    tick_ns: u32,
 }
 
 impl Plan {
@@ -44,6 +66,7 @@ impl Plan {
         Plan {
             learn,
             sleep_length,
+            tick_ns: if learn { tick_ns() } else { 0 },
         }
     }
 
@@ -68,6 +91,7 @@ impl Plan {
         // SAFETY: a bindgen struct of integers: all zeroes is a valid value.
         let mut ctl: bpf_intf::cadence_idle_ctl = unsafe { std::mem::zeroed() };
         ctl.kernel_indices = states.kernel_indices() as u32;
+        ctl.tick_ns = self.tick_ns;
         skel.maps
             .idle_ctl
             .update(&0u32.to_ne_bytes(), as_bytes(&ctl), MapFlags::ANY)
@@ -76,15 +100,24 @@ impl Plan {
     }
 
     /// What the log says about it.
-    pub fn summary(&self) -> &'static str {
-        match (self.learn, self.sleep_length) {
-            (false, _) => "idle learner off: no idle states (see `scx_cadence idle-states`)",
+    pub fn summary(&self) -> String {
+        let sleep = match (self.learn, self.sleep_length) {
+            (false, _) => {
+                return "idle learner off: no idle states (see `scx_cadence idle-states`)".into();
+            }
             (true, false) => {
                 "idle learner on power:cpu_idle; sleep length: the time to the CPU's next timer event (no cpuidle governor asks for it)"
             }
             (true, true) => {
                 "idle learner on power:cpu_idle, sleep length from tick_nohz_get_sleep_length, else the time to the CPU's next timer event"
             }
+        };
+        if self.tick_ns == 0 {
+            format!(
+                "{sleep}; tick length not known (no CONFIG_HZ in /boot/config-*): teo's tick rules off"
+            )
+        } else {
+            format!("{sleep}; tick {} us (CONFIG_HZ)", self.tick_ns / 1000)
         }
     }
 }
@@ -92,6 +125,16 @@ impl Plan {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_tick_comes_from_config_hz() {
+        // HZ=250: 4 ms; HZ=300: TICK_NSEC rounds 3333333.3 to 3333333.
+        assert_eq!(tick_ns_of("CONFIG_HZ_250=y\nCONFIG_HZ=250\n"), 4_000_000);
+        assert_eq!(tick_ns_of("CONFIG_HZ=300\n"), 3_333_333);
+        assert_eq!(tick_ns_of("CONFIG_HZ=1000"), 1_000_000);
+        assert_eq!(tick_ns_of("# CONFIG_HZ_1000 is not set\n"), 0);
+        assert_eq!(tick_ns_of(""), 0);
+    }
 
     #[test]
     fn a_function_is_found_by_its_name_only() {

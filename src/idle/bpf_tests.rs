@@ -6,7 +6,7 @@
 //! src/bpf_test_progs.rs); it does not need sched_ext.
 
 use super::learner_bpf::{BpfLearner, Period, Run};
-use super::reference::{self, ENDLESS, Entry, Knobs, Pick, Scores};
+use super::reference::{self, ENDLESS, Entry, Knobs, Pick, Scores, Tick};
 use super::table::{StatesNs, Table};
 use crate::bpf_intf;
 use crate::bpf_test_progs;
@@ -45,6 +45,7 @@ fn three_states() -> StatesNs {
         residency_ns: vec![0, 2 * US, 600 * US],
         exit_latency_ns: vec![0, 2 * US, 133 * US],
         disabled: vec![false; 3],
+        polling: vec![true, false, false],
     }
 }
 
@@ -54,6 +55,7 @@ fn c1_and_c6() -> StatesNs {
         residency_ns: vec![2 * US, 600 * US],
         exit_latency_ns: vec![2 * US, 133 * US],
         disabled: vec![false; 2],
+        polling: vec![],
     }
 }
 
@@ -63,6 +65,7 @@ fn period(duration_ns: u64) -> Period {
         sleep_length_ns: ENDLESS,
         kernel_state: -1,
         rand: 0,
+        tick: Tick::default(),
     }
 }
 
@@ -72,15 +75,7 @@ fn reference_run(k: &Knobs, s: &StatesNs, table: &Table, kernel: bool, periods: 
     let mut scores = Scores::default();
     let mut entries = Vec::new();
     for p in periods {
-        let e = reference::predict(
-            &mut t,
-            s,
-            k,
-            p.sleep_length_ns,
-            p.rand,
-            p.kernel_state,
-            kernel,
-        );
+        let e = reference::predict(&mut t, s, k, p, kernel);
         reference::learn(&mut t, s, k, &e, p.duration_ns);
         reference::score(&mut scores, s, &e, p.duration_ns, kernel);
         entries.push(e);
@@ -165,6 +160,7 @@ fn table_t() -> StatesNs {
         residency_ns: vec![0, 2 * US, 20 * US, 1200 * US],
         exit_latency_ns: vec![0, 2 * US, 10 * US, 300 * US],
         disabled: vec![false; 4],
+        polling: vec![true, false, false, false],
     }
 }
 
@@ -253,6 +249,158 @@ fn teo_takes_the_exit_latency_of_the_state_entered() {
     assert_eq!(unknown.entries[0].entered, 3);
     assert_eq!(unknown.table.intercepts[..4], [0, 1024, 0, 0]);
     assert_eq!(unknown.table.short_idles, 1024);
+}
+
+/// HZ=1000's tick (TICK_NSEC 1 ms), the next clock event @next_us away.
+fn tick_1ms(next_us: u64) -> Tick {
+    Tick {
+        tick_ns: 1000 * US,
+        next_event_ns: next_us * US,
+        ..Tick::default()
+    }
+}
+
+/// Linux 7.1's 106a2662e655, with the tick already stopped at selection.
+/// Intercepts 0, 700, 100 and hits[3] 200 (total 1000): the walk stops at
+/// S1 (the most intercepts; 2 * 800 > 800). With the tick running, and a
+/// timer 50 ms away, S1 stands. With it stopped, no timer within 2 ticks
+/// (2 ms) and S1 below a tick, teo takes the deepest state whose residency
+/// fits the sleep length: S3. A timer 1.5 ms away leaves S1 (the timer
+/// will end a shallow sleep soon anyway). Mostly short idles: with the
+/// tick running, teo keeps S1 without the sleep length; stopped, it reads
+/// it and deepens.
+#[test]
+fn teo_deepens_a_shallow_choice_when_the_tick_is_stopped_and_no_timer_is_near() {
+    let Some(l) = learner() else { return };
+    let t = bins(&[0, 700, 100, 0], &[0, 0, 0, 200], 1000);
+    let at = |sleep_us, stopped| Period {
+        sleep_length_ns: sleep_us * US,
+        tick: Tick {
+            stopped,
+            ..tick_1ms(4000)
+        },
+        ..period(1000 * US)
+    };
+    let choice = |t: &Table, p| bpf_run(&l, &SEED, &table_t(), t, &[p]).entries[0];
+    assert_eq!(choice(&t, at(50_000, false)).teo, 1);
+    assert_eq!(choice(&t, at(50_000, true)).teo, 3);
+    assert_eq!(choice(&t, at(1500, true)).teo, 1);
+    let mut short = t.clone();
+    short.short_idles = 1000;
+    let running = choice(&short, at(50_000, false));
+    assert_eq!((running.teo, running.sleep_length_used), (1, false));
+    let stopped = choice(&short, at(50_000, true));
+    assert_eq!((stopped.teo, stopped.sleep_length_used), (3, true));
+}
+
+/// teo_select()'s end, the tick kept: a choice is cut to fit before the
+/// next clock event (delta_next). Hits only (total 1000) and a timer
+/// 800 us away: the sleep length cuts S3 to S2; 800 us is under a tick, so
+/// the tick stays, and with it due in 15 us S2 (20 us) is cut to S1. Due
+/// in 25 us, S2 stands. Intercepts 600 in S2's bin (total 1000) and a
+/// timer 5 ms away: the walk ends at S2; with tick_intercepts at 2/3 of
+/// the total or more (700: 2100 >= 2000, 475ca3470b37) teo expects half a
+/// tick and keeps the tick: S1 again. At 650 (1950 < 2000) the 5 ms sleep
+/// length stops the tick and S2 stands.
+#[test]
+fn teo_fits_its_choice_before_a_tick_it_keeps() {
+    let Some(l) = learner() else { return };
+    let at = |sleep_us, next_us| Period {
+        sleep_length_ns: sleep_us * US,
+        tick: tick_1ms(next_us),
+        ..period(1000 * US)
+    };
+    let choice = |t: &Table, p| bpf_run(&l, &SEED, &table_t(), t, &[p]).entries[0].teo;
+    let hits = bins(&[], &[0, 0, 0, 1000], 1000);
+    assert_eq!(choice(&hits, at(800, 15)), 1);
+    assert_eq!(choice(&hits, at(800, 25)), 2);
+    let mut t = bins(&[0, 0, 600, 0], &[0, 0, 0, 400], 1000);
+    t.tick_intercepts = 700;
+    assert_eq!(choice(&t, at(5000, 15)), 1);
+    t.tick_intercepts = 650;
+    assert_eq!(choice(&t, at(5000, 15)), 2);
+    // With the tick's length not known, no tick rule cuts.
+    let unknown = Period {
+        tick: Tick::default(),
+        ..at(800, 15)
+    };
+    assert_eq!(choice(&hits, unknown), 2);
+}
+
+/// teo_update() after a poll that gave up (dev->poll_time_limit): the
+/// kernel entered POLL, woke after 21 us, a timer 10 ms away. Measured as
+/// S64_MAX, the period lands in the timer's bin and counts as a hit in
+/// S3's (10 ms - S64_MAX < 0), not as a short idle. Without the limit it
+/// is 21 us: an intercept in S2's bin, within a tick.
+#[test]
+fn teo_counts_a_poll_that_gave_up_as_a_long_sleep() {
+    let Some(l) = learner() else { return };
+    let poll = |gave_up| Period {
+        sleep_length_ns: 10_000 * US,
+        kernel_state: 0,
+        tick: Tick {
+            poll_limit: gave_up,
+            ..tick_1ms(ENDLESS / US)
+        },
+        ..period(21 * US)
+    };
+    let run = bpf_run(&l, &SEED, &table_t(), &Table::default(), &[poll(true)]);
+    assert_eq!(run.entries[0].entered, 0);
+    assert_eq!(run.table.hits[..4], [0, 0, 0, 1024]);
+    assert_eq!(run.table.intercepts[..4], [0; 4]);
+    assert_eq!((run.table.short_idles, run.table.tick_intercepts), (0, 0));
+    let run = bpf_run(&l, &SEED, &table_t(), &Table::default(), &[poll(false)]);
+    assert_eq!(run.table.intercepts[..4], [0, 0, 1024, 0]);
+    assert_eq!(run.table.tick_intercepts, 1024);
+}
+
+/// teo_update() after a wake-up by the tick (083654ded547, 60836533b4c7).
+/// HZ=250 (4 ms). Intercepts 5000 in S1's bin (total 5000), a timer 1 ms
+/// away: teo reads it and keeps S1; the kernel entered S1 (exit 2 us) and
+/// the tick woke it after 700 us (measured 699 us, S2's bin; the timer's
+/// is S2's too). Decayed, the bins sum to 4375, the total is 5399.
+/// - total_tick 6000 (5250 + 1024 after decay; 3 * 6274 > 2 * 5399): tick
+///   wake-ups dominate, a hit in the deepest bin, S3;
+/// - total_tick 0 and no tick intercepts (3 * 0 < 2 * 4375): the tick
+///   stood in for an intercept that did not come, a hit in the timer's
+///   bin, S2;
+/// - tick_intercepts 4000 (3500 after decay; 10500 >= 8750): counted as
+///   usual, an intercept in S2's bin (the timer was not due), and one more
+///   tick intercept (699 us <= 4 ms).
+#[test]
+fn teo_counts_wake_ups_by_the_tick_by_their_share() {
+    let Some(l) = learner() else { return };
+    let woken = Period {
+        sleep_length_ns: 1000 * US,
+        kernel_state: 1,
+        tick: Tick {
+            tick_ns: 4000 * US,
+            woke: true,
+            ..Tick::default()
+        },
+        ..period(700 * US)
+    };
+    let t = bins(&[0, 5000], &[], 5000);
+    let after = |t: &Table| {
+        let run = bpf_run(&l, &SEED, &table_t(), t, &[woken]);
+        assert_eq!((run.entries[0].teo, run.entries[0].entered), (1, 1));
+        assert_eq!(run.table.total, 5399);
+        run.table
+    };
+    let mut dominant = t.clone();
+    dominant.total_tick = 6000;
+    let run = after(&dominant);
+    assert_eq!(run.hits[..4], [0, 0, 0, 1024]);
+    assert_eq!(run.total_tick, 6274);
+    let run = after(&t);
+    assert_eq!(run.hits[..4], [0, 0, 1024, 0]);
+    assert_eq!(run.intercepts[..4], [0, 4375, 0, 0]);
+    let mut intercepted = t.clone();
+    intercepted.tick_intercepts = 4000;
+    let run = after(&intercepted);
+    assert_eq!(run.hits[..4], [0; 4]);
+    assert_eq!(run.intercepts[..4], [0, 4375, 1024, 0]);
+    assert_eq!(run.tick_intercepts, 4524);
 }
 
 /// teo_decay() since 6.19 (b54df61c7428) sets a metric with no eighth
@@ -561,9 +709,27 @@ fn random_states(r: &mut Rng) -> StatesNs {
         s.residency_ns.push(res);
         s.exit_latency_ns.push(r.below(res + 1));
         s.disabled.push(r.below(6) == 0);
+        // A polling state 0 about half the time, as POLL on x86.
+        s.polling.push(s.polling.is_empty() && r.below(2) == 0);
         res += 1 + r.below(400 * US);
     }
     s
+}
+
+/// A random tick: its length unknown or one of HZ 1000, 300 and 250's;
+/// the next clock event unknown or within 8 ms; each flag one in four.
+fn random_tick(r: &mut Rng) -> Tick {
+    Tick {
+        tick_ns: [0, 1_000_000, 3_333_333, 4_000_000][r.below(4) as usize],
+        next_event_ns: if r.below(4) == 0 {
+            ENDLESS
+        } else {
+            r.below(8000 * US)
+        },
+        stopped: r.below(4) == 0,
+        woke: r.below(4) == 0,
+        poll_limit: r.below(4) == 0,
+    }
 }
 
 /// A random period: log-uniform 100 ns .. 100 ms, sometimes a sleep
@@ -580,6 +746,7 @@ fn random_period(r: &mut Rng) -> Period {
         sleep_length_ns,
         kernel_state: r.below(13) as i32 - 1,
         rand: r.next() as u32,
+        tick: random_tick(r),
     }
 }
 

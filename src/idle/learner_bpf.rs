@@ -7,7 +7,7 @@ use std::mem::MaybeUninit;
 use anyhow::{Context, Result, bail};
 use libbpf_rs::skel::{OpenSkel, SkelBuilder};
 
-use super::period::{Entry, Scores};
+use super::period::{Entry, Scores, Tick};
 use super::table::{StatesNs, Table};
 use crate::bpf_intf;
 
@@ -26,6 +26,7 @@ pub struct Period {
     pub kernel_state: i32,
     /// The random number the random picks use.
     pub rand: u32,
+    pub tick: Tick,
 }
 
 const CHUNK: usize = bpf_intf::cadence_idle_consts_CADENCE_IDLE_REPLAY_PERIODS as usize;
@@ -82,6 +83,7 @@ impl BpfLearner {
                 slot.sleep_length_ns = p.sleep_length_ns;
                 slot.kernel_state = p.kernel_state;
                 slot.rand = p.rand;
+                slot.tick = p.tick.to_bpf();
             }
             let input = bpf_intf::test_run_input(&mut *ctx);
             self.skel
@@ -101,6 +103,7 @@ impl BpfLearner {
                 sleep_length_ns: e.sleep_length_ns,
                 sleep_length_used: e.sleep_length_used != 0,
                 entered: e.entered,
+                tick: Tick::from_bpf(&e.tick),
             }));
         }
         Ok(Run {

@@ -3,8 +3,76 @@
 //! period began, and the scores per source that replay prints. The layout
 //! follows bpf/intf_idle.h (enum cadence_idle_source, cadence_idle_ideal).
 
+use serde::{Deserialize, Serialize};
+
 use super::table::MAX;
 use crate::bpf_intf;
+
+/// KTIME_MAX: an unknown sleep length or clock event.
+pub const ENDLESS: u64 = i64::MAX as u64;
+
+/// What teo reads from the tick and the polling state (struct
+/// cadence_idle_tick): the tick at selection, and how the period ended.
+/// The default knows nothing, and no tick rule fires.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Tick {
+    /// TICK_NSEC; 0: not known.
+    #[serde(default)]
+    pub tick_ns: u64,
+    /// At selection, the time to the next clock event (the tick included
+    /// while it runs); ENDLESS if not known.
+    #[serde(default = "endless")]
+    pub next_event_ns: u64,
+    /// The tick was already stopped at selection.
+    #[serde(default)]
+    pub stopped: bool,
+    /// The tick's timer woke the CPU.
+    #[serde(default)]
+    pub woke: bool,
+    /// A polling state gave up at its time limit.
+    #[serde(default)]
+    pub poll_limit: bool,
+}
+
+fn endless() -> u64 {
+    ENDLESS
+}
+
+impl Default for Tick {
+    fn default() -> Self {
+        Tick {
+            tick_ns: 0,
+            next_event_ns: ENDLESS,
+            stopped: false,
+            woke: false,
+            poll_limit: false,
+        }
+    }
+}
+
+impl Tick {
+    pub fn to_bpf(self) -> bpf_intf::cadence_idle_tick {
+        bpf_intf::cadence_idle_tick {
+            tick_ns: self.tick_ns,
+            next_event_ns: self.next_event_ns,
+            stopped: self.stopped as u32,
+            woke: self.woke as u32,
+            poll_limit: self.poll_limit as u32,
+            __pad: 0,
+        }
+    }
+
+    pub fn from_bpf(t: &bpf_intf::cadence_idle_tick) -> Tick {
+        Tick {
+            tick_ns: t.tick_ns,
+            next_event_ns: t.next_event_ns,
+            stopped: t.stopped != 0,
+            woke: t.woke != 0,
+            poll_limit: t.poll_limit != 0,
+        }
+    }
+}
 
 /// What was chosen when a period began.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -19,6 +87,7 @@ pub struct Entry {
     /// The state whose exit latency teo's update takes: the kernel's where
     /// its indices are ours, else teo's.
     pub entered: u32,
+    pub tick: Tick,
 }
 
 /// Sources and ideals, as enum cadence_idle_source / cadence_idle_ideal

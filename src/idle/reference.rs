@@ -1,13 +1,14 @@
 //! The idle learner in plain Rust, written from its sources rather than from
 //! bpf/idle_learn.bpf.c: teo_select()/teo_update() of Linux 7.1
-//! (drivers/cpuidle/governors/teo.c) for a CPU whose tick runs and does not
-//! wake it and which has no latency limit; seed 003's weight matrix as its RFC v2 posting
+//! (drivers/cpuidle/governors/teo.c), tick rules included, for a CPU which
+//! has no latency limit; seed 003's weight matrix as its RFC v2 posting
 //! ("Weighted approach to gather and use history in TEO governor", May
 //! 2020, on teo of v5.7) adds it to teo_select() and teo_update(); and this
 //! project's per-choice variant of that matrix. The host tests hold the
 //! BPF code against it, bit for bit.
 
-pub use super::period::{BY_EXIT, BY_RESIDENCY, DIFFS, Entry, Scores};
+use super::learner_bpf::Period;
+pub use super::period::{BY_EXIT, BY_RESIDENCY, DIFFS, ENDLESS, Entry, Scores, Tick};
 use super::table::{MAX, StatesNs, Table};
 
 /// teo.c's PULSE and DECAY_SHIFT.
@@ -15,8 +16,8 @@ const PULSE: u32 = 1024;
 const DECAY_SHIFT: u32 = 3;
 /// gov.h's RESIDENCY_THRESHOLD_NS.
 const RESIDENCY_THRESHOLD_NS: u64 = 15_000;
-/// KTIME_MAX: an unknown sleep length.
-pub const ENDLESS: u64 = i64::MAX as u64;
+/// gov.h's SAFE_TIMER_RANGE_NS (7.1), in ticks.
+const SAFE_TIMER_TICKS: u64 = 2;
 /// The sources, in enum cadence_idle_source's order.
 pub const TEO: usize = 0;
 pub const PER_CHOICE: usize = 1;
@@ -73,9 +74,9 @@ fn shallower(s: &StatesNs, idx: usize, duration: u64) -> usize {
     found
 }
 
-/// teo_select() of Linux 7.1: its state, and whether it read the sleep
-/// length.
-pub fn teo_choose(t: &Table, s: &StatesNs, sleep_length: u64) -> (usize, bool) {
+/// teo_select() of Linux 7.1 with no latency limit: its state, and whether
+/// it read the sleep length. @tick's tick_ns 0 is a tick never due.
+pub fn teo_choose(t: &Table, s: &StatesNs, sleep_length: u64, tick: &Tick) -> (usize, bool) {
     let n = s.nr();
     if n < 2 {
         return (0, false);
@@ -87,6 +88,8 @@ pub fn teo_choose(t: &Table, s: &StatesNs, sleep_length: u64) -> (usize, bool) {
     // The first enabled state among 1.. (state 0 counts as idx0 = 0 when
     // it is enabled: teo starts idx at 0 then).
     let idx0 = if s.enabled(0) { 0 } else { enabled[0] };
+    // One enabled state: `goto end` with its own residency as the
+    // duration, and no shallower state to cap to.
     if deepest == idx0 {
         return (deepest, false);
     }
@@ -113,21 +116,41 @@ pub fn teo_choose(t: &Table, s: &StatesNs, sleep_length: u64) -> (usize, bool) {
             }
         }
     }
+    // No latency limit: constraint_idx is the deepest enabled state.
     let shallow = idx == 0 || s.residency_ns[idx] < RESIDENCY_THRESHOLD_NS;
-    if shallow && t.short_idles.wrapping_mul(2) >= t.total {
+    if !tick.stopped && shallow && t.short_idles.wrapping_mul(2) >= t.total {
         return (idx, false);
+    }
+    let mut duration = sleep_length;
+    let tick_ns = tick.tick_ns;
+    if tick.stopped && duration > SAFE_TIMER_TICKS * tick_ns && s.residency_ns[idx] < tick_ns {
+        let deeper = ((idx + 1)..=deepest)
+            .rev()
+            .find(|&i| s.enabled(i) && s.residency_ns[i] <= duration);
+        return (deeper.unwrap_or(idx), true);
     }
     if idx == 0 {
         return (0, true);
     }
-    if s.residency_ns[idx] > sleep_length {
-        idx = shallower(s, idx, sleep_length);
+    if s.residency_ns[idx] > duration {
+        idx = shallower(s, idx, duration);
+    }
+    if s.residency_ns[idx] < tick_ns && t.tick_intercepts.wrapping_mul(3) >= t.total.wrapping_mul(2)
+    {
+        duration = tick_ns / 2;
+    }
+    // end: the tick is stopped, or stays and caps the choice.
+    if (!s.polling(idx) && duration >= tick_ns) || tick.stopped {
+        return (idx, true);
+    }
+    if idx > idx0 && s.residency_ns[idx] > tick.next_event_ns {
+        idx = shallower(s, idx, tick.next_event_ns);
     }
     (idx, true)
 }
 
-/// teo_update() of Linux 7.1 after a period of @duration that began as @e
-/// says, the tick running.
+/// teo_update() of Linux 7.1 after a period of @duration that began and
+/// ended as @e says.
 pub fn teo_learn(t: &mut Table, s: &StatesNs, e: &Entry, duration: u64) {
     // teo_decay(): an eighth off, and what has no eighth left is 0.
     let decay = |v: &mut u32| {
@@ -145,12 +168,15 @@ pub fn teo_learn(t: &mut Table, s: &StatesNs, e: &Entry, duration: u64) {
     // The state entered pays the exit latency.
     let lat = s.exit_latency_ns[e.entered as usize];
     decay(&mut t.short_idles);
-    let measured = if duration >= lat {
+    // A poll that gave up counts as S64_MAX, and not as a short idle.
+    let measured = if e.tick.poll_limit {
+        ENDLESS
+    } else if duration >= lat {
         duration - lat / 2
     } else {
         duration / 2
     };
-    if duration < lat || measured < RESIDENCY_THRESHOLD_NS {
+    if !e.tick.poll_limit && (duration < lat || measured < RESIDENCY_THRESHOLD_NS) {
         t.short_idles += PULSE;
     }
     let (mut timer, mut dur) = (0, 0);
@@ -167,13 +193,32 @@ pub fn teo_learn(t: &mut Table, s: &StatesNs, e: &Entry, duration: u64) {
         }
     }
     t.total = total.wrapping_add(PULSE);
+    decay(&mut t.tick_intercepts);
+    decay(&mut t.total_tick);
+    if e.tick.woke {
+        t.total_tick += PULSE;
+        // Tick wake-ups dominate: a hit on the deepest state.
+        if t.total_tick.wrapping_mul(3) > t.total.wrapping_mul(2) {
+            t.hits[s.nr() - 1] += PULSE;
+            return;
+        }
+        // Few intercepts within a tick: the tick stood in for one.
+        if t.tick_intercepts.wrapping_mul(3) < total.wrapping_mul(2) {
+            t.hits[timer] += PULSE;
+            return;
+        }
+    }
     // A hit: the sleep length's bin, and the wake-up no earlier than the
-    // timer less half the exit latency.
-    let on_time = (sleep as i64 - measured as i64) < (lat / 2) as i64;
+    // timer less half the exit latency (s64 arithmetic, as teo's).
+    let on_time = (sleep as i64).wrapping_sub(measured as i64) < (lat / 2) as i64;
     if timer == dur && on_time {
         t.hits[timer] += PULSE;
     } else {
         t.intercepts[dur] += PULSE;
+        // Within a tick's length; a tick not known has none.
+        if e.tick.tick_ns != 0 && measured <= e.tick.tick_ns {
+            t.tick_intercepts += PULSE;
+        }
     }
 }
 
@@ -313,20 +358,13 @@ fn heaviest(t: &Table, states: &[usize], row: usize) -> usize {
         .unwrap_or(row)
 }
 
-/// At entry: the three predictions.
-pub fn predict(
-    t: &mut Table,
-    s: &StatesNs,
-    k: &Knobs,
-    sleep_length: u64,
-    rand: u32,
-    kernel: i32,
-    kernel_indices: bool,
-) -> Entry {
+/// At entry of period @p: the three predictions.
+pub fn predict(t: &mut Table, s: &StatesNs, k: &Knobs, p: &Period, kernel_indices: bool) -> Entry {
     if t.nr_states as usize != s.nr() {
         *t = fresh(s.nr());
     }
-    let (teo, used) = teo_choose(t, s, sleep_length);
+    let (sleep_length, rand, kernel) = (p.sleep_length_ns, p.rand, p.kernel_state);
+    let (teo, used) = teo_choose(t, s, sleep_length, &p.tick);
     Entry {
         teo: teo as u32,
         per_choice: per_choice_pick(t, s, teo, rand, k.pick) as u32,
@@ -340,6 +378,7 @@ pub fn predict(
         } else {
             teo as u32
         },
+        tick: p.tick,
     }
 }
 

@@ -313,7 +313,7 @@ mod tests {
     use super::*;
     use crate::bpf_test_progs;
     use crate::idle::learner_bpf::Period;
-    use crate::idle::reference::{self, ENDLESS, Knobs, Pick};
+    use crate::idle::reference::{self, ENDLESS, Knobs, Pick, Tick};
     use crate::idle::table::Table;
     use crate::idle::trace::{PeriodRecord, Record, TableRecord, to_line};
 
@@ -325,6 +325,7 @@ mod tests {
             residency_ns: vec![0, 2 * US, 20 * US, 600 * US],
             exit_latency_ns: vec![0, 2 * US, 10 * US, 133 * US],
             disabled: vec![false; 4],
+            polling: vec![true, false, false, false],
         }
     }
 
@@ -351,6 +352,7 @@ mod tests {
                 sleep_length_ns: if i % 2 == 0 { ENDLESS } else { 2 * d * US },
                 kernel_state: -1,
                 rand: (i as u32).wrapping_mul(0x9e37_79b9),
+                tick: Tick::default(),
             })));
         }
         (lines.join("\n"), table)
@@ -366,15 +368,7 @@ mod tests {
     ) {
         let mut t = table.clone();
         for p in periods {
-            let e = reference::predict(
-                &mut t,
-                s,
-                k,
-                p.sleep_length_ns,
-                p.rand,
-                p.kernel_state,
-                false,
-            );
+            let e = reference::predict(&mut t, s, k, p, false);
             reference::learn(&mut t, s, k, &e, p.duration_ns);
             reference::score(sc, s, &e, p.duration_ns, false);
         }
@@ -456,6 +450,7 @@ mod tests {
             sleep_length_ns: ENDLESS,
             kernel_state: -1,
             rand: 0,
+            tick: Tick::default(),
         };
         let lines: Vec<String> = (0..5)
             .map(|i| {
@@ -516,6 +511,7 @@ mod tests {
                     sleep_length_ns: ENDLESS,
                     kernel_state: -1,
                     rand: i as u32 * 0x9e37_79b9,
+                    tick: Tick::default(),
                 }))
             })
             .collect();

@@ -19,6 +19,12 @@ pub struct Table {
     pub intercepts: [u32; MAX],
     pub total: u32,
     pub short_idles: u32,
+    /// teo's tick_intercepts and total_tick; tables saved before they were
+    /// kept have none.
+    #[serde(default)]
+    pub tick_intercepts: u32,
+    #[serde(default)]
+    pub total_tick: u32,
     /// The per-choice predictor's matrix: row = teo's choice, column =
     /// the state.
     pub weight: [[u16; MAX]; MAX],
@@ -35,6 +41,8 @@ impl Table {
             intercepts: t.intercepts,
             total: t.total,
             short_idles: t.short_idles,
+            tick_intercepts: t.tick_intercepts,
+            total_tick: t.total_tick,
             weight: t.weight,
             seed_weight: t.seed_weight,
             periods: t.periods,
@@ -49,6 +57,8 @@ impl Table {
         t.intercepts = self.intercepts;
         t.total = self.total;
         t.short_idles = self.short_idles;
+        t.tick_intercepts = self.tick_intercepts;
+        t.total_tick = self.total_tick;
         t.weight = self.weight;
         t.seed_weight = self.seed_weight;
         t.periods = self.periods;
@@ -57,13 +67,19 @@ impl Table {
 }
 
 /// One CPU's states as BPF reads them (struct cadence_idle_states): target
-/// residencies and exit latencies in ns, disabled ones as a bit mask.
+/// residencies and exit latencies in ns, disabled and polling ones as bit
+/// masks.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct StatesNs {
     pub residency_ns: Vec<u64>,
     pub exit_latency_ns: Vec<u64>,
     pub disabled: Vec<bool>,
+    /// Polling states (CPUIDLE_FLAG_POLLING); none where shorter.
+    pub polling: Vec<bool>,
 }
+
+/// The name the kernel gives its polling state (drivers/cpuidle/poll_state.c).
+pub const POLL_STATE: &str = "POLL";
 
 impl StatesNs {
     /// @states (in us, as sysfs and the files give them) in ns.
@@ -78,6 +94,7 @@ impl StatesNs {
                 .map(|s| u64::from(s.exit_latency_us) * 1000)
                 .collect(),
             disabled: states.iter().map(|s| s.disabled).collect(),
+            polling: states.iter().map(|s| s.name == POLL_STATE).collect(),
         }
     }
 
@@ -89,6 +106,10 @@ impl StatesNs {
         i < self.nr() && !self.disabled[i]
     }
 
+    pub fn polling(&self, i: usize) -> bool {
+        self.polling.get(i).copied().unwrap_or(false)
+    }
+
     pub fn to_bpf(&self) -> bpf_intf::cadence_idle_states {
         // SAFETY: as above.
         let mut s: bpf_intf::cadence_idle_states = unsafe { std::mem::zeroed() };
@@ -98,6 +119,9 @@ impl StatesNs {
             s.exit_latency_ns[i] = self.exit_latency_ns[i];
             if self.disabled[i] {
                 s.disabled |= 1 << i;
+            }
+            if self.polling(i) {
+                s.polling |= 1 << i;
             }
         }
         s

@@ -26,8 +26,11 @@ use crate::topology::cpulist;
 
 /// The format's version; a file of another version is refused. 2: the
 /// seed's matrix (`seed_weight`) beside the per-choice one, no aging
-/// counters (`row_updates`).
-pub const VERSION: u32 = 2;
+/// counters (`row_updates`). 3: teo's tick counters (`tick_intercepts`,
+/// `total_tick`); a version 2 file loads with them at 0, as a fresh table
+/// has them.
+pub const VERSION: u32 = 3;
+const OLDEST_READ: u32 = 2;
 
 /// Seed 003: a weight is 0..10000 (percent x 100); bpf/intf_idle.h's
 /// CADENCE_IDLE_WEIGHT_SCALE.
@@ -77,9 +80,9 @@ impl TableFile {
     /// states), and whether every table is one BPF could have written. The
     /// error is one line naming the first difference.
     pub fn check(&self, running: &IdleStates) -> Result<(), String> {
-        if self.version != VERSION {
+        if !(OLDEST_READ..=VERSION).contains(&self.version) {
             return Err(format!(
-                "idle table file version {} (this scx_cadence reads version {VERSION})",
+                "idle table file version {} (this scx_cadence reads versions {OLDEST_READ} to {VERSION})",
                 self.version
             ));
         }
@@ -256,7 +259,7 @@ mod tests {
         let f = good();
         let text = f.to_text();
         assert_eq!(text.lines().count(), 6, "{text}");
-        assert!(text.starts_with("{\"version\":2,\"cpus\":[\n{\"cpu\":0,\"nr_states\":4,"));
+        assert!(text.starts_with("{\"version\":3,\"cpus\":[\n{\"cpu\":0,\"nr_states\":4,"));
         assert_eq!(TableFile::parse(&text).unwrap(), f);
         assert_eq!(f.check(&running()), Ok(()));
         // The loader's write counter is not in it.
@@ -280,13 +283,31 @@ mod tests {
     }
 
     #[test]
+    fn a_version_2_file_loads_with_no_tick_counts() {
+        // Saved before teo's tick counters were kept: they start at 0.
+        let mut f = good();
+        f.cpus[0].table.tick_intercepts = 5;
+        let text = f
+            .to_text()
+            .replacen("\"version\":3", "\"version\":2", 1)
+            .replace(",\"tick_intercepts\":5", "")
+            .replace(",\"tick_intercepts\":0", "")
+            .replace(",\"total_tick\":0", "");
+        assert!(!text.contains("tick"), "{text}");
+        let old = TableFile::parse(&text).unwrap();
+        assert_eq!(old.check(&running()), Ok(()));
+        assert_eq!(old.cpus[0].table.tick_intercepts, 0);
+        assert_eq!(old.cpus[1..], good().cpus[1..]);
+    }
+
+    #[test]
     fn another_version_is_refused() {
         // Version 1 (before the seed's matrix): refused, not misread.
         let mut f = good();
         f.version = 1;
         assert_eq!(
             refusal(&f),
-            "idle table file version 1 (this scx_cadence reads version 2)"
+            "idle table file version 1 (this scx_cadence reads versions 2 to 3)"
         );
     }
 
@@ -402,6 +423,8 @@ mod tests {
             intercepts: [u32::MAX; MAX],
             total: u32::MAX,
             short_idles: u32::MAX,
+            tick_intercepts: u32::MAX,
+            total_tick: u32::MAX,
             weight: [[10_000; MAX]; MAX],
             seed_weight: [[10_000; MAX]; MAX],
             periods: u64::MAX,

@@ -20,7 +20,7 @@ use anyhow::{Result, bail};
 use serde::{Deserialize, Serialize};
 
 use super::learner_bpf::Period;
-use super::period::{self, Scores};
+use super::period::{self, Scores, Tick};
 use super::score_table;
 use super::table::Table;
 use crate::bpf_intf;
@@ -56,6 +56,10 @@ pub struct PeriodRecord {
     pub kernel_state: i32,
     /// The random number the random picks used.
     pub rand: u32,
+    /// The tick at selection and how the period ended; recordings of
+    /// builds before it have none (nothing known).
+    #[serde(default)]
+    pub tick: Tick,
 }
 
 impl PeriodRecord {
@@ -65,6 +69,7 @@ impl PeriodRecord {
             sleep_length_ns: self.sleep_length_ns,
             kernel_state: self.kernel_state,
             rand: self.rand,
+            tick: self.tick,
         }
     }
 }
@@ -88,6 +93,7 @@ pub fn from_ringbuf(raw: &[u8]) -> Option<Record> {
             sleep_length_ns: p.sleep_length_ns,
             kernel_state: p.kernel_state,
             rand: p.rand,
+            tick: Tick::from_bpf(&p.tick),
         }));
     }
     if kind == bpf_intf::cadence_idle_event_kind_CADENCE_IDLE_EVENT_TABLE && raw.len() == TABLE_SIZE
@@ -214,6 +220,7 @@ mod tests {
             sleep_length_ns: reference::ENDLESS,
             kernel_state: -1,
             rand: 7,
+            tick: Tick::default(),
         }
     }
 
@@ -281,7 +288,7 @@ mod tests {
             ),
             (
                 format!("{good}\n\n{}", good.replace(",\"rand\":7", "")),
-                "line 3, column 105: not a trace record: missing field `rand`",
+                "line 3, column 210: not a trace record: missing field `rand`",
             ),
             (
                 format!("{good}\n{}", good.replace("\"cpu\":0", "\"cpu\":-1")),
@@ -328,6 +335,9 @@ mod tests {
         p.sleep_length_ns = 7;
         p.kernel_state = -1;
         p.rand = 8;
+        p.tick.tick_ns = 4_000_000;
+        p.tick.next_event_ns = 9;
+        p.tick.woke = 1;
         let raw = bpf_intf::as_bytes(&p);
         assert_eq!(
             from_ringbuf(raw),
@@ -337,7 +347,13 @@ mod tests {
                 duration_ns: 6,
                 sleep_length_ns: 7,
                 kernel_state: -1,
-                rand: 8
+                rand: 8,
+                tick: Tick {
+                    tick_ns: 4_000_000,
+                    next_event_ns: 9,
+                    woke: true,
+                    ..Tick::default()
+                },
             }))
         );
         // A short sample or an unknown kind is not taken for a record.
