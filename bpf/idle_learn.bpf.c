@@ -572,8 +572,8 @@ __noinline int seed_learn(struct cadence_idle_learned *t, const struct cadence_i
  * The state seed 003 learns toward after the period @e started, which
  * lasted @duration_ns (v5.7 teo_update() with the RFC's additions): the
  * period is measured as v5.7 measured it (endless if it reached the sleep
- * length, else less half the exit latency of the state entered, the
- * seed's); idx_timer is the deepest state whose target residency fits the
+ * length or a safety net ended it, else less half the exit latency of the
+ * state entered, the seed's); idx_timer is the deepest state whose target residency fits the
  * sleep length, idx_hit the deepest that fits both it and the period. On
  * a miss (idx_timer > idx_hit) the target is idx_hit, or idx_timer if no
  * state fits the period; on a hit it is the state entered. -1: no state
@@ -590,7 +590,13 @@ __noinline int seed_target(const struct cadence_idle_states *s, const struct cad
 		return -1;
 	sleep = e->sleep_length_ns;
 	lat = s->exit_latency_ns[st(e->seed)];
-	if (measured >= sleep)
+	/*
+	 * v5.7 teo_reflect()'s safety nets count as reaching the sleep
+	 * length: a poll that gave up, and a wake-up by the tick with the
+	 * sleep length past a tick.
+	 */
+	if (measured >= sleep || e->tick.poll_limit ||
+	    (e->tick.woke && e->tick.tick_ns && sleep > e->tick.tick_ns))
 		measured = CADENCE_IDLE_ENDLESS;
 	else if (measured >= lat)
 		measured -= lat / 2;

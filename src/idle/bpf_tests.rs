@@ -591,6 +591,39 @@ fn seed_learns_a_miss_toward_the_hit_state_or_the_timers() {
     assert_eq!(run.table.seed_weight[1][..2], [4400, 5400]);
 }
 
+/// v5.7 teo_reflect()'s safety nets, which the RFC's update inherits: a
+/// wake-up by the tick with the sleep length past a tick, or a poll that
+/// gave up, counts as reaching the sleep length. C1 and C6, fresh bins, a
+/// timer 5 ms away, HZ=250: the seed enters C6 and wakes after 30 us
+/// (15 us measured: C1 fits it, a miss toward C1, row 1 -> [4400, 5400]).
+/// Woken by the tick, the period counts as endless: a hit, toward the
+/// state entered, C6: [3600, 6600]. So does a poll that gave up. A timer
+/// 3 ms away is within a tick: the tick's wake-up is then no safety net.
+#[test]
+fn seed_counts_a_safety_net_wake_up_as_reaching_the_sleep_length() {
+    let Some(l) = learner() else { return };
+    let s = c1_and_c6();
+    let woken = |sleep_us, woke, poll_limit| Period {
+        sleep_length_ns: sleep_us * US,
+        tick: Tick {
+            tick_ns: 4000 * US,
+            woke,
+            poll_limit,
+            ..Tick::default()
+        },
+        ..period(30 * US)
+    };
+    let row = |p| {
+        let run = bpf_run(&l, &SEED, &s, &Table::default(), &[p]);
+        assert_eq!(run.entries[0].seed, 1);
+        run.table.seed_weight[1][..2].to_vec()
+    };
+    assert_eq!(row(woken(5000, false, false)), [4400, 5400]);
+    assert_eq!(row(woken(5000, true, false)), [3600, 6600]);
+    assert_eq!(row(woken(5000, false, true)), [3600, 6600]);
+    assert_eq!(row(woken(3000, true, false)), [4400, 5400]);
+}
+
 /// Seed 003's bounds in its own matrix: 200 hits in C6 (a 1000 us timer,
 /// reached every time) from fresh bins: teo and the seed keep C6, and the
 /// row of the state entered, C6's, moves toward it as

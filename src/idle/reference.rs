@@ -321,8 +321,12 @@ pub fn seed_target(s: &StatesNs, e: &Entry, duration: u64) -> Option<usize> {
     let entered = e.seed as usize;
     let lat = s.exit_latency_ns[entered];
     // v5.7: a period that reached the sleep length counts as endless, a
-    // shorter one loses half the exit latency of the state entered.
-    let measured = if duration >= e.sleep_length_ns {
+    // shorter one loses half the exit latency of the state entered. Its
+    // teo_reflect()'s safety nets (a poll that gave up, the tick's wake-up
+    // with the sleep length past TICK_NSEC) count as reaching it.
+    let safety_net = e.tick.poll_limit
+        || (e.tick.woke && e.tick.tick_ns != 0 && e.sleep_length_ns > e.tick.tick_ns);
+    let measured = if duration >= e.sleep_length_ns || safety_net {
         ENDLESS
     } else if duration >= lat {
         duration - lat / 2
