@@ -164,7 +164,10 @@ static __always_inline u64 time_to(u64 event, u64 now)
 	return event > now ? event - now : 0;
 }
 
-/* struct hrtimer before Linux 7.2's is_queued: HRTIMER_STATE_ENQUEUED in @state. */
+/*
+ * struct hrtimer before is_queued (22f011be7aaa, 2026): HRTIMER_STATE_ENQUEUED
+ * is bit 0 of @state.
+ */
 struct hrtimer___state {
 	u8 state;
 } __attribute__((preserve_access_index));
@@ -357,6 +360,7 @@ static __always_inline void idle_learn_ended(struct cadence_idle_cpu *c,
 	ev->kernel_state = c->entry.kernel;
 	ev->rand = c->entry.rand;
 	ev->tick = c->entry.tick;
+	ev->latency_req_ns = c->entry.latency_req_ns;
 	bpf_ringbuf_submit(ev, BPF_RB_NO_WAKEUP);
 }
 
@@ -398,8 +402,14 @@ static __always_inline void idle_enter(u32 cpu, s32 kernel_state, u64 now)
 	idle_follow_record(c, ctl, cpu);
 	rand = bpf_get_prandom_u32();
 	tick.tick_ns = ctl->tick_ns;
-	tick.stopped = c->tick_stopped;
-	idle_predict(&c->work, s, pol, sleep_length, &tick, rand, kernel_state, kernel_known, &e);
+	/*
+	 * Stopped as the last period ended and still: between a selection and
+	 * its entry the tick is only ever stopped, so a tick running now ran
+	 * at selection, whatever restarted it unseen (docs/idle.md).
+	 */
+	tick.stopped = c->tick_stopped && tick_stopped_now();
+	idle_predict(&c->work, s, pol, sleep_length, &tick, s->latency_req_ns, rand, kernel_state,
+		     kernel_known, &e);
 
 	c->entry = e;
 	c->entry_ns = now;

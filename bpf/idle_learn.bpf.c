@@ -14,9 +14,8 @@
  *   then caps the choice by the sleep length where that is known, and
  *   follows teo's tick rules (a tick stopped before selection, the next
  *   clock event while the tick stays, wake-ups by the tick, a poll that
- *   gave up) from the inputs in struct cadence_idle_tick. The PM QoS limit
- *   is not modelled: the choice is that of a CPU with no latency limit
- *   (docs/idle.md lists what is left out).
+ *   gave up) from the inputs in struct cadence_idle_tick, and the CPU's
+ *   PM QoS resume-latency limit (docs/idle.md, "teo: which rules").
  * - seed: seed 003 (RFC v2, "Weighted approach to gather and use history
  *   in TEO governor", on teo of v5.7) on top of teo: only when teo's
  *   history rule moved the choice shallower than the timer alone would (in
@@ -56,6 +55,13 @@
  * tick stopped, a timer due within 2 ticks bounds a shallow choice.
  */
 #define CADENCE_TEO_SAFE_TIMER_TICKS 2
+
+/*
+ * teo.c's LATENCY_THRESHOLD_NS, RESIDENCY_THRESHOLD_NS / 2: a PM QoS limit
+ * this low forces shallow states whatever the wake-up, so teo does not
+ * read the sleep length.
+ */
+#define CADENCE_TEO_LATENCY_THRESHOLD_NS (CADENCE_TEO_RESIDENCY_THRESHOLD_NS / 2)
 
 /*
  * Seed 003 draws its pick from rnd_num % 100: the random number as a
@@ -164,11 +170,29 @@ static __always_inline bool idle_polling(const struct cadence_idle_states *s, u3
 }
 
 /*
- * 7.1's deepening with the tick stopped (106a2662e655): from @deepest down
+ * teo_select()'s constraint_idx: the deepest enabled state past 0 whose exit
+ * latency is within @latency_req, else 0 (state 0 is never tested: it is
+ * the floor). A function of its own, as teo_most_intercepts().
+ */
+__noinline int teo_constraint(const struct cadence_idle_states *s, u64 latency_req)
+{
+	u32 i, found = 0;
+
+	if (!s)
+		return 0;
+	idle_for(i, 1, idle_nr(s))
+	{
+		if (idle_enabled(s, i) && s->exit_latency_ns[st(i)] <= latency_req)
+			found = i;
+	}
+	return found;
+}
+
+/*
+ * 7.1's deepening with the tick stopped (106a2662e655): from @deepest
+ * (constraint_idx, the deepest enabled state within the PM QoS limit) down
  * to just above @idx, the first enabled state whose target residency fits
- * @duration, else @idx. (Mainline starts at constraint_idx, the deepest
- * enabled state within the PM QoS limit: @deepest, as no limit is
- * modelled.)
+ * @duration, else @idx.
  */
 __noinline int teo_deeper(const struct cadence_idle_states *s, u32 deepest, u32 idx, u64 duration)
 {
@@ -190,9 +214,9 @@ __noinline int teo_deeper(const struct cadence_idle_states *s, u32 deepest, u32 
 }
 
 /*
- * teo_select() of Linux 7.1 on @t's bins, for a CPU with no latency limit,
- * the tick as @e->tick says and the sleep length @e->sleep_length_ns
- * (CADENCE_IDLE_ENDLESS when not known). Sets @e->sleep_length_used when
+ * teo_select() of Linux 7.1 on @t's bins, for a CPU with the PM QoS limit
+ * @e->latency_req_ns, the tick as @e->tick says and the sleep length
+ * @e->sleep_length_ns (CADENCE_IDLE_ENDLESS when not known). Sets @e->sleep_length_used when
  * teo would have asked for the sleep length (its update then compares the
  * period with it; else the sleep length counts as endless). The u32 sums
  * wrap as teo's unsigned ints do. With the tick's length not known
@@ -203,8 +227,8 @@ __noinline int teo_choose(const struct cadence_idle_learned *t, const struct cad
 			  struct cadence_idle_entry *e)
 {
 	u32 intercept_sum = 0, hit_sum = 0, idx_intercept_sum = 0, idx_hit_sum = 0;
-	u32 i, k, idx0 = 0, most, top, deepest;
-	u64 duration, tick;
+	u32 i, k, idx0 = 0, most, top, constraint_idx = 0;
+	u64 duration, tick, latency_req;
 	bool stopped;
 	s32 idx = -1;
 
@@ -212,7 +236,9 @@ __noinline int teo_choose(const struct cadence_idle_learned *t, const struct cad
 		return 0;
 	e->sleep_length_used = 0;
 	tick = e->tick.tick_ns;
-	stopped = e->tick.stopped;
+	/* With the tick's length not known, no tick rule fires. */
+	stopped = tick && e->tick.stopped;
+	latency_req = e->latency_req_ns;
 	if (s->nr < 2)
 		return 0;
 	if (idle_enabled(s, 0))
@@ -232,10 +258,9 @@ __noinline int teo_choose(const struct cadence_idle_learned *t, const struct cad
 	}
 	if (idx < 0)
 		return 0;
-	/* One enabled state: teo's "end" keeps it, tick or not. */
+	/* One enabled state: teo's "end" keeps it, tick or limit or not. */
 	if ((u32)idx == idx0)
 		return idx;
-	deepest = idx;
 
 	/*
 	 * Intercepts of shallower states outweigh the rest: walk shallower,
@@ -261,12 +286,17 @@ __noinline int teo_choose(const struct cadence_idle_learned *t, const struct cad
 		}
 	}
 
+	/* The PM QoS limit caps the choice. */
+	constraint_idx = teo_constraint(s, latency_req);
+	if ((u32)idx > constraint_idx)
+		idx = constraint_idx;
 	/*
-	 * The tick running, mostly short idles and a shallow choice: teo does
-	 * not look at the sleep length.
+	 * The tick running and a shallow choice, with mostly short idles or a
+	 * limit that keeps every wake-up shallow: teo does not look at the
+	 * sleep length.
 	 */
 	if (!stopped && (!idx || idle_residency(s, idx) < CADENCE_TEO_RESIDENCY_THRESHOLD_NS) &&
-	    2 * t->short_idles >= t->total)
+	    (2 * t->short_idles >= t->total || latency_req < CADENCE_TEO_LATENCY_THRESHOLD_NS))
 		return idx;
 	e->sleep_length_used = 1;
 	duration = e->sleep_length_ns;
@@ -277,7 +307,7 @@ __noinline int teo_choose(const struct cadence_idle_learned *t, const struct cad
 	 */
 	if (stopped && duration > CADENCE_TEO_SAFE_TIMER_TICKS * tick &&
 	    idle_residency(s, idx) < tick)
-		return teo_deeper(s, deepest, idx, duration);
+		return teo_deeper(s, constraint_idx, idx, duration);
 	if (!idx)
 		return 0;
 	if (idle_residency(s, idx) > duration)
@@ -407,7 +437,7 @@ __noinline int teo_learn(struct cadence_idle_learned *t, const struct cadence_id
 	t->total = decayed + CADENCE_TEO_PULSE;
 	t->tick_intercepts = teo_decay(t->tick_intercepts);
 	t->total_tick = teo_decay(t->total_tick);
-	if (e->tick.woke) {
+	if (tick && e->tick.woke) {
 		t->total_tick += CADENCE_TEO_PULSE;
 		/*
 		 * Tick wake-ups above 2/3 of all (083654ded547, 6.19): a hit in

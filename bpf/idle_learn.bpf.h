@@ -72,19 +72,21 @@ static __always_inline bool idle_matrix_runs(const struct cadence_policy *pol, u
  * At idle entry: teo's choice, and the per-choice pick and the seed's where
  * they run (else CADENCE_IDLE_NOT_RUN), into @e; @kernel_known:
  * @kernel_state is an index into @s. @tick: the tick at selection (its
- * end-of-period fields are filled when the period ends).
+ * end-of-period fields are filled when the period ends); @latency_req:
+ * the CPU's PM QoS limit, ns.
  */
 static __always_inline void idle_predict(struct cadence_idle_learned *t,
 					 const struct cadence_idle_states *s,
 					 const struct cadence_policy *pol, u64 sleep_length,
-					 const struct cadence_idle_tick *tick, u32 rand,
-					 s32 kernel_state, bool kernel_known,
+					 const struct cadence_idle_tick *tick, u64 latency_req,
+					 u32 rand, s32 kernel_state, bool kernel_known,
 					 struct cadence_idle_entry *e)
 {
 	if (t->nr_states != s->nr)
 		idle_table_init(t, s->nr);
 	e->sleep_length_ns = sleep_length;
 	e->tick = *tick;
+	e->latency_req_ns = latency_req;
 	e->teo = teo_choose(t, s, e);
 	e->per_choice = CADENCE_IDLE_NOT_RUN;
 	if (idle_matrix_runs(pol, CADENCE_IDLE_PREDICTOR_PER_CHOICE))

@@ -45,8 +45,8 @@ static long replay_step(u64 i, void *unused)
 	e = &r->entries[i];
 	kernel_known =
 		r->kernel_indices && p->kernel_state >= 0 && (u32)p->kernel_state < r->states.nr;
-	idle_predict(&r->table, &r->states, &r->policy, p->sleep_length_ns, &p->tick, p->rand,
-		     p->kernel_state, kernel_known, e);
+	idle_predict(&r->table, &r->states, &r->policy, p->sleep_length_ns, &p->tick,
+		     p->latency_req_ns, p->rand, p->kernel_state, kernel_known, e);
 	idle_learn(&r->table, &r->states, &r->policy, e, p->duration_ns, &ideals);
 	idle_score(&r->scores, &r->states, e, &ideals, r->kernel_indices);
 	return 0;

@@ -87,11 +87,17 @@ struct cadence_idle_states {
 	/* Bit i: state i is disabled (sysfs `disable`). */
 	u32 disabled;
 	/*
-	 * Bit i: state i polls (CPUIDLE_FLAG_POLLING: the state named "POLL",
-	 * drivers/cpuidle/poll_state.c); teo keeps the tick for it.
+	 * Bit i: state i polls (CPUIDLE_FLAG_POLLING: the states named "POLL"
+	 * and POWER's "snooze"); teo keeps the tick for it.
 	 */
 	u32 polling;
 	u32 __pad;
+	/*
+	 * The CPU's PM QoS limit, ns (cpuidle_governor_latency_req()), kept
+	 * current by the loader (src/idle/latency_req.rs); the scheduler's teo
+	 * reads it at each entry, a replay each period's own.
+	 */
+	u64 latency_req_ns;
 	u64 residency_ns[CADENCE_IDLE_MAX_STATES];
 	u64 exit_latency_ns[CADENCE_IDLE_MAX_STATES];
 };
@@ -188,6 +194,11 @@ struct cadence_idle_entry {
 	u32 __pad;
 	/* The tick as teo saw it at selection, and how the period ended. */
 	struct cadence_idle_tick tick;
+	/*
+	 * The CPU's PM QoS resume-latency limit at selection, ns, as
+	 * cpuidle_governor_latency_req() gives it; CADENCE_IDLE_ENDLESS: none.
+	 */
+	u64 latency_req_ns;
 };
 
 /* Counts per source, per ideal, per (chosen - ideal + MAX - 1). */
@@ -214,6 +225,8 @@ struct cadence_idle_period {
 	s32 kernel_state;
 	u32 rand;
 	struct cadence_idle_tick tick;
+	/* The PM QoS limit at selection (struct cadence_idle_entry's). */
+	u64 latency_req_ns;
 };
 
 struct cadence_idle_table_event {

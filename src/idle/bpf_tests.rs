@@ -66,6 +66,7 @@ fn period(duration_ns: u64) -> Period {
         kernel_state: -1,
         rand: 0,
         tick: Tick::default(),
+        latency_req_ns: ENDLESS,
     }
 }
 
@@ -285,6 +286,15 @@ fn teo_deepens_a_shallow_choice_when_the_tick_is_stopped_and_no_timer_is_near() 
     assert_eq!(choice(&t, at(50_000, false)).teo, 1);
     assert_eq!(choice(&t, at(50_000, true)).teo, 3);
     assert_eq!(choice(&t, at(1500, true)).teo, 1);
+    // With the tick's length not known, a stopped tick is no rule's input.
+    let unknown = Period {
+        tick: Tick {
+            stopped: true,
+            ..Tick::default()
+        },
+        ..at(50_000, true)
+    };
+    assert_eq!(choice(&t, unknown).teo, 1);
     let mut short = t.clone();
     short.short_idles = 1000;
     let running = choice(&short, at(50_000, false));
@@ -325,6 +335,41 @@ fn teo_fits_its_choice_before_a_tick_it_keeps() {
         ..at(800, 15)
     };
     assert_eq!(choice(&hits, unknown), 2);
+}
+
+/// teo_select() under a PM QoS limit (cpuidle_governor_latency_req()):
+/// hits only, so teo keeps S3 (exit 300 us) without one. A 20 us limit
+/// allows S2 (exit 10 us) at most: S2, and 20 us of residency is not
+/// shallow, so teo reads the 10 ms sleep length. 5 us allows S1: shallow,
+/// and a limit under LATENCY_THRESHOLD_NS (7.5 us) forces shallow states
+/// whatever the wake-ups, so teo does not read the sleep length. "n/a"
+/// (0 us) leaves POLL. With the tick stopped, the deepening of a shallow
+/// choice (the walk ends at S1 on these bins) stops at the limit: S2.
+#[test]
+fn teo_keeps_within_the_pm_qos_limit() {
+    let Some(l) = learner() else { return };
+    let hits = bins(&[], &[0, 0, 0, 1000], 1000);
+    let under = |limit_us: u64, tick| Period {
+        sleep_length_ns: 10_000 * US,
+        latency_req_ns: limit_us * US,
+        tick,
+        ..period(1000 * US)
+    };
+    let choice = |t: &Table, p| bpf_run(&l, &SEED, &table_t(), t, &[p]).entries[0];
+    let none = choice(&hits, period(1000 * US));
+    assert_eq!(none.teo, 3);
+    let e = choice(&hits, under(20, Tick::default()));
+    assert_eq!((e.teo, e.sleep_length_used), (2, true));
+    let e = choice(&hits, under(5, Tick::default()));
+    assert_eq!((e.teo, e.sleep_length_used), (1, false));
+    assert_eq!(choice(&hits, under(0, Tick::default())).teo, 0);
+    let walked = bins(&[0, 700, 100, 0], &[0, 0, 0, 200], 1000);
+    let stopped = Tick {
+        stopped: true,
+        ..tick_1ms(4000)
+    };
+    assert_eq!(choice(&walked, under(20_000, stopped)).teo, 3);
+    assert_eq!(choice(&walked, under(20, stopped)).teo, 2);
 }
 
 /// teo_update() after a poll that gave up (dev->poll_time_limit): the
@@ -401,6 +446,18 @@ fn teo_counts_wake_ups_by_the_tick_by_their_share() {
     assert_eq!(run.hits[..4], [0; 4]);
     assert_eq!(run.intercepts[..4], [0, 4375, 1024, 0]);
     assert_eq!(run.tick_intercepts, 4524);
+    // With the tick's length not known, a wake-up by the tick is as any.
+    let unknown = Period {
+        tick: Tick {
+            woke: true,
+            ..Tick::default()
+        },
+        ..woken
+    };
+    let run = bpf_run(&l, &SEED, &table_t(), &t, &[unknown]);
+    assert_eq!(run.table.hits[..4], [0; 4]);
+    assert_eq!(run.table.total_tick, 0);
+    assert_eq!(run.table.intercepts[..4], [0, 4375, 1024, 0]);
 }
 
 /// teo_decay() since 6.19 (b54df61c7428) sets a metric with no eighth
@@ -780,6 +837,12 @@ fn random_period(r: &mut Rng) -> Period {
         kernel_state: r.below(13) as i32 - 1,
         rand: r.next() as u32,
         tick: random_tick(r),
+        // None, or 0..200 us: between the random states' exit latencies.
+        latency_req_ns: if r.below(2) == 0 {
+            ENDLESS
+        } else {
+            r.below(200 * US)
+        },
     }
 }
 

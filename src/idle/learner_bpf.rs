@@ -27,6 +27,8 @@ pub struct Period {
     /// The random number the random picks use.
     pub rand: u32,
     pub tick: Tick,
+    /// The PM QoS limit at selection, ns; ENDLESS: none.
+    pub latency_req_ns: u64,
 }
 
 const CHUNK: usize = bpf_intf::cadence_idle_consts_CADENCE_IDLE_REPLAY_PERIODS as usize;
@@ -84,6 +86,7 @@ impl BpfLearner {
                 slot.kernel_state = p.kernel_state;
                 slot.rand = p.rand;
                 slot.tick = p.tick.to_bpf();
+                slot.latency_req_ns = p.latency_req_ns;
             }
             let input = bpf_intf::test_run_input(&mut *ctx);
             self.skel
@@ -104,6 +107,7 @@ impl BpfLearner {
                 sleep_length_used: e.sleep_length_used != 0,
                 entered: e.entered,
                 tick: Tick::from_bpf(&e.tick),
+                latency_req_ns: e.latency_req_ns,
             }));
         }
         Ok(Run {

@@ -11,6 +11,7 @@
 //!   replay see them.
 //! - `learner_bpf`: the BPF learner run outside the scheduler.
 //! - `table_file`, `manage`: `ctl idle save/load/reset`.
+//! - `latency_req`: the PM QoS limit the learner's teo reads, fed to BPF.
 //! - `qos`: per-CPU PM QoS resume-latency limits, saved and restored;
 //!   `qos_rule`: the limit a learned table asks for; `qos_live`: both in
 //!   the running scheduler (`idle.qos = "learned"`).
@@ -20,6 +21,7 @@
 pub mod attach;
 pub mod cli;
 mod energy;
+pub mod latency_req;
 pub mod learner_bpf;
 pub mod manage;
 pub mod period;

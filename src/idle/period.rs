@@ -35,7 +35,7 @@ pub struct Tick {
     pub poll_limit: bool,
 }
 
-fn endless() -> u64 {
+pub fn endless() -> u64 {
     ENDLESS
 }
 
@@ -88,6 +88,8 @@ pub struct Entry {
     /// its indices are ours, else teo's.
     pub entered: u32,
     pub tick: Tick,
+    /// The PM QoS limit teo read, ns.
+    pub latency_req_ns: u64,
 }
 
 /// Sources and ideals, as enum cadence_idle_source / cadence_idle_ideal

@@ -89,7 +89,6 @@ pub fn limit_text(limit: Option<u32>) -> String {
 }
 
 /// Reads @cpu's resume-latency limit under @sysfs (see parse_limit).
-#[cfg(test)] // the writer reads through read_raw; the tests through this
 pub fn read_limit(sysfs: &Path, cpu: u32) -> Result<Option<u32>> {
     let path = qos_path(sysfs, cpu);
     let text =

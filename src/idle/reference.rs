@@ -1,7 +1,7 @@
 //! The idle learner in plain Rust, written from its sources rather than from
 //! bpf/idle_learn.bpf.c: teo_select()/teo_update() of Linux 7.1
-//! (drivers/cpuidle/governors/teo.c), tick rules included, for a CPU which
-//! has no latency limit; seed 003's weight matrix as its RFC v2 posting
+//! (drivers/cpuidle/governors/teo.c), tick rules and PM QoS limit
+//! included; seed 003's weight matrix as its RFC v2 posting
 //! ("Weighted approach to gather and use history in TEO governor", May
 //! 2020, on teo of v5.7) adds it to teo_select() and teo_update(); and this
 //! project's per-choice variant of that matrix. The host tests hold the
@@ -18,6 +18,8 @@ const DECAY_SHIFT: u32 = 3;
 const RESIDENCY_THRESHOLD_NS: u64 = 15_000;
 /// gov.h's SAFE_TIMER_RANGE_NS (7.1), in ticks.
 const SAFE_TIMER_TICKS: u64 = 2;
+/// teo.c's LATENCY_THRESHOLD_NS.
+const LATENCY_THRESHOLD_NS: u64 = RESIDENCY_THRESHOLD_NS / 2;
 /// The sources, in enum cadence_idle_source's order.
 pub const TEO: usize = 0;
 pub const PER_CHOICE: usize = 1;
@@ -74,9 +76,16 @@ fn shallower(s: &StatesNs, idx: usize, duration: u64) -> usize {
     found
 }
 
-/// teo_select() of Linux 7.1 with no latency limit: its state, and whether
-/// it read the sleep length. @tick's tick_ns 0 is a tick never due.
-pub fn teo_choose(t: &Table, s: &StatesNs, sleep_length: u64, tick: &Tick) -> (usize, bool) {
+/// teo_select() of Linux 7.1 under the PM QoS limit @latency_req: its
+/// state, and whether it read the sleep length. @tick's tick_ns 0 is a
+/// tick never due.
+pub fn teo_choose(
+    t: &Table,
+    s: &StatesNs,
+    sleep_length: u64,
+    tick: &Tick,
+    latency_req: u64,
+) -> (usize, bool) {
     let n = s.nr();
     if n < 2 {
         return (0, false);
@@ -94,6 +103,13 @@ pub fn teo_choose(t: &Table, s: &StatesNs, sleep_length: u64, tick: &Tick) -> (u
         return (deepest, false);
     }
     let mut idx = deepest;
+    // The deepest enabled state past 0 whose exit latency the limit allows;
+    // 0 is the floor, never tested.
+    let constraint_idx = enabled
+        .iter()
+        .copied()
+        .rfind(|&i| i > 0 && s.exit_latency_ns[i] <= latency_req)
+        .unwrap_or(0);
     // Sums over the bins shallower than the deepest enabled state.
     let sum = |bins: &[u32]| bins.iter().fold(0u32, |a, &b| a.wrapping_add(b));
     let idx_intercepts = sum(&t.intercepts[..idx]);
@@ -116,15 +132,18 @@ pub fn teo_choose(t: &Table, s: &StatesNs, sleep_length: u64, tick: &Tick) -> (u
             }
         }
     }
-    // No latency limit: constraint_idx is the deepest enabled state.
+    idx = idx.min(constraint_idx);
+    // A tick of unknown length is never taken as stopped.
+    let stopped = tick.stopped && tick.tick_ns != 0;
     let shallow = idx == 0 || s.residency_ns[idx] < RESIDENCY_THRESHOLD_NS;
-    if !tick.stopped && shallow && t.short_idles.wrapping_mul(2) >= t.total {
+    let short = t.short_idles.wrapping_mul(2) >= t.total || latency_req < LATENCY_THRESHOLD_NS;
+    if !stopped && shallow && short {
         return (idx, false);
     }
     let mut duration = sleep_length;
     let tick_ns = tick.tick_ns;
-    if tick.stopped && duration > SAFE_TIMER_TICKS * tick_ns && s.residency_ns[idx] < tick_ns {
-        let deeper = ((idx + 1)..=deepest)
+    if stopped && duration > SAFE_TIMER_TICKS * tick_ns && s.residency_ns[idx] < tick_ns {
+        let deeper = ((idx + 1)..=constraint_idx)
             .rev()
             .find(|&i| s.enabled(i) && s.residency_ns[i] <= duration);
         return (deeper.unwrap_or(idx), true);
@@ -140,7 +159,7 @@ pub fn teo_choose(t: &Table, s: &StatesNs, sleep_length: u64, tick: &Tick) -> (u
         duration = tick_ns / 2;
     }
     // end: the tick is stopped, or stays and caps the choice.
-    if (!s.polling(idx) && duration >= tick_ns) || tick.stopped {
+    if (!s.polling(idx) && duration >= tick_ns) || stopped {
         return (idx, true);
     }
     if idx > idx0 && s.residency_ns[idx] > tick.next_event_ns {
@@ -195,7 +214,7 @@ pub fn teo_learn(t: &mut Table, s: &StatesNs, e: &Entry, duration: u64) {
     t.total = total.wrapping_add(PULSE);
     decay(&mut t.tick_intercepts);
     decay(&mut t.total_tick);
-    if e.tick.woke {
+    if e.tick.woke && e.tick.tick_ns != 0 {
         t.total_tick += PULSE;
         // Tick wake-ups dominate: a hit on the deepest state.
         if t.total_tick.wrapping_mul(3) > t.total.wrapping_mul(2) {
@@ -368,7 +387,7 @@ pub fn predict(t: &mut Table, s: &StatesNs, k: &Knobs, p: &Period, kernel_indice
         *t = fresh(s.nr());
     }
     let (sleep_length, rand, kernel) = (p.sleep_length_ns, p.rand, p.kernel_state);
-    let (teo, used) = teo_choose(t, s, sleep_length, &p.tick);
+    let (teo, used) = teo_choose(t, s, sleep_length, &p.tick, p.latency_req_ns);
     Entry {
         teo: teo as u32,
         per_choice: per_choice_pick(t, s, teo, rand, k.pick) as u32,
@@ -383,6 +402,7 @@ pub fn predict(t: &mut Table, s: &StatesNs, k: &Knobs, p: &Period, kernel_indice
             teo as u32
         },
         tick: p.tick,
+        latency_req_ns: p.latency_req_ns,
     }
 }
 

@@ -353,6 +353,7 @@ mod tests {
                 kernel_state: -1,
                 rand: (i as u32).wrapping_mul(0x9e37_79b9),
                 tick: Tick::default(),
+                latency_req_ns: ENDLESS,
             })));
         }
         (lines.join("\n"), table)
@@ -451,6 +452,7 @@ mod tests {
             kernel_state: -1,
             rand: 0,
             tick: Tick::default(),
+            latency_req_ns: ENDLESS,
         };
         let lines: Vec<String> = (0..5)
             .map(|i| {
@@ -512,6 +514,7 @@ mod tests {
                     kernel_state: -1,
                     rand: i as u32 * 0x9e37_79b9,
                     tick: Tick::default(),
+                    latency_req_ns: ENDLESS,
                 }))
             })
             .collect();

@@ -78,8 +78,10 @@ pub struct StatesNs {
     pub polling: Vec<bool>,
 }
 
-/// The name the kernel gives its polling state (drivers/cpuidle/poll_state.c).
-pub const POLL_STATE: &str = "POLL";
+/// The names the kernel gives its polling states (CPUIDLE_FLAG_POLLING):
+/// drivers/cpuidle/poll_state.c's, and POWER's snooze_loop()
+/// (cpuidle-powernv.c, cpuidle-pseries.c).
+pub const POLL_STATES: [&str; 2] = ["POLL", "snooze"];
 
 impl StatesNs {
     /// @states (in us, as sysfs and the files give them) in ns.
@@ -94,7 +96,10 @@ impl StatesNs {
                 .map(|s| u64::from(s.exit_latency_us) * 1000)
                 .collect(),
             disabled: states.iter().map(|s| s.disabled).collect(),
-            polling: states.iter().map(|s| s.name == POLL_STATE).collect(),
+            polling: states
+                .iter()
+                .map(|s| POLL_STATES.contains(&s.name.as_str()))
+                .collect(),
         }
     }
 
@@ -114,6 +119,8 @@ impl StatesNs {
         // SAFETY: as above.
         let mut s: bpf_intf::cadence_idle_states = unsafe { std::mem::zeroed() };
         s.nr = self.nr() as u32;
+        // No limit until the loader reads one (idle::latency_req).
+        s.latency_req_ns = super::period::ENDLESS;
         for i in 0..self.nr().min(MAX) {
             s.residency_ns[i] = self.residency_ns[i];
             s.exit_latency_ns[i] = self.exit_latency_ns[i];

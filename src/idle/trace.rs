@@ -60,6 +60,10 @@ pub struct PeriodRecord {
     /// builds before it have none (nothing known).
     #[serde(default)]
     pub tick: Tick,
+    /// The CPU's PM QoS limit at selection, ns; none (KTIME_MAX) in
+    /// recordings of builds before it.
+    #[serde(default = "period::endless")]
+    pub latency_req_ns: u64,
 }
 
 impl PeriodRecord {
@@ -70,6 +74,7 @@ impl PeriodRecord {
             kernel_state: self.kernel_state,
             rand: self.rand,
             tick: self.tick,
+            latency_req_ns: self.latency_req_ns,
         }
     }
 }
@@ -94,6 +99,7 @@ pub fn from_ringbuf(raw: &[u8]) -> Option<Record> {
             kernel_state: p.kernel_state,
             rand: p.rand,
             tick: Tick::from_bpf(&p.tick),
+            latency_req_ns: p.latency_req_ns,
         }));
     }
     if kind == bpf_intf::cadence_idle_event_kind_CADENCE_IDLE_EVENT_TABLE && raw.len() == TABLE_SIZE
@@ -221,6 +227,7 @@ mod tests {
             kernel_state: -1,
             rand: 7,
             tick: Tick::default(),
+            latency_req_ns: reference::ENDLESS,
         }
     }
 
@@ -288,7 +295,7 @@ mod tests {
             ),
             (
                 format!("{good}\n\n{}", good.replace(",\"rand\":7", "")),
-                "line 3, column 210: not a trace record: missing field `rand`",
+                "line 3, column 247: not a trace record: missing field `rand`",
             ),
             (
                 format!("{good}\n{}", good.replace("\"cpu\":0", "\"cpu\":-1")),
@@ -338,6 +345,7 @@ mod tests {
         p.tick.tick_ns = 4_000_000;
         p.tick.next_event_ns = 9;
         p.tick.woke = 1;
+        p.latency_req_ns = 20_000;
         let raw = bpf_intf::as_bytes(&p);
         assert_eq!(
             from_ringbuf(raw),
@@ -354,6 +362,7 @@ mod tests {
                     woke: true,
                     ..Tick::default()
                 },
+                latency_req_ns: 20_000,
             }))
         );
         // A short sample or an unknown kind is not taken for a record.

@@ -21,6 +21,7 @@ use crate::bpf_skel::*;
 use crate::freq::{self, FreqSource, Governors};
 use crate::idle;
 use crate::idle::attach::Plan as IdlePlan;
+use crate::idle::latency_req::LatencyFeed;
 use crate::idle::qos_live::QosLive;
 use crate::idle::states::IdleStates;
 use crate::pins::Pins;
@@ -196,6 +197,7 @@ impl<'a> Scheduler<'a> {
             governors,
             idle_states,
             qos,
+            latency: LatencyFeed::new(Path::new("/sys")),
             nr_restarts,
             stats_server,
         })

@@ -21,6 +21,7 @@ use crate::bpf_skel::*;
 use crate::control::server::{Pending, Server};
 use crate::freq::{FreqSource, Governors};
 use crate::idle;
+use crate::idle::latency_req::LatencyFeed;
 use crate::idle::qos_live::{self, QosLive};
 use crate::idle::states::IdleStates;
 use crate::instance::{InstanceLock, LOCK_FILE};
@@ -58,6 +59,8 @@ pub struct Scheduler<'a> {
     idle_states: IdleStates,
     // idle.qos = learned: the per-CPU PM QoS limits, restored when dropped.
     qos: QosLive,
+    // The PM QoS limit the learner's teo reads, kept current.
+    latency: LatencyFeed,
     nr_restarts: u64,
     stats_server: StatsServer<(), Metrics>,
 }

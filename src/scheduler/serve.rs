@@ -187,6 +187,11 @@ impl Scheduler<'_> {
                 default(POLL) => {}
             }
             self.qos_tick(live);
+            self.latency.tick(
+                &self.skel.maps.idle_states,
+                &self.idle_states,
+                Instant::now(),
+            );
         }
         self.struct_ops.take();
         // SysRq-S is an operator asking for the kernel's default scheduler:
