@@ -25,7 +25,7 @@ fn has_function(kallsyms: &str, func: &str) -> bool {
 /// TICK_NSEC of the running kernel, from CONFIG_HZ in its configuration
 /// (/boot/config-RELEASE, where distributions install it); 0 if it is not
 /// there, and teo's tick rules then never fire (docs/idle.md).
-pub fn tick_ns() -> u32 {
+fn tick_ns() -> u32 {
     let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
     let config =
         std::fs::read_to_string(format!("/boot/config-{}", release.trim())).unwrap_or_default();
