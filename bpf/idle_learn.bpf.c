@@ -216,9 +216,10 @@ __noinline int teo_deeper(const struct cadence_idle_states *s, u32 deepest, u32 
 /*
  * teo_select() of Linux 7.1 on @t's bins, for a CPU with the PM QoS limit
  * @e->latency_req_ns, the tick as @e->tick says and the sleep length
- * @e->sleep_length_ns (CADENCE_IDLE_ENDLESS when not known). Sets @e->sleep_length_used when
- * teo would have asked for the sleep length (its update then compares the
- * period with it; else the sleep length counts as endless). The u32 sums
+ * @e->sleep_length_ns (CADENCE_IDLE_ENDLESS when not known). Sets
+ * @e->sleep_length_used when teo would have asked for the sleep length
+ * (its update then compares the period with it; else the sleep length
+ * counts as endless). The u32 sums
  * wrap as teo's unsigned ints do. With the tick's length not known
  * (tick_ns 0) no tick rule fires: the choice is that of a CPU whose tick
  * runs but is never due before the chosen state's target residency.
@@ -227,7 +228,7 @@ __noinline int teo_choose(const struct cadence_idle_learned *t, const struct cad
 			  struct cadence_idle_entry *e)
 {
 	u32 intercept_sum = 0, hit_sum = 0, idx_intercept_sum = 0, idx_hit_sum = 0;
-	u32 i, k, idx0 = 0, most, top, constraint_idx = 0;
+	u32 i, k, idx0 = 0, most, top, constraint_idx;
 	u64 duration, tick, latency_req;
 	bool stopped;
 	s32 idx = -1;
@@ -603,11 +604,11 @@ __noinline int seed_learn(struct cadence_idle_learned *t, const struct cadence_i
  * lasted @duration_ns (v5.7 teo_update() with the RFC's additions): the
  * period is measured as v5.7 measured it (endless if it reached the sleep
  * length or a safety net ended it, else less half the exit latency of the
- * state entered, the seed's); idx_timer is the deepest state whose target residency fits the
- * sleep length, idx_hit the deepest that fits both it and the period. On
- * a miss (idx_timer > idx_hit) the target is idx_hit, or idx_timer if no
- * state fits the period; on a hit it is the state entered. -1: no state
- * fits the sleep length, and the RFC learns nothing.
+ * state entered, the seed's); idx_timer is the deepest state whose target
+ * residency fits the sleep length, idx_hit the deepest that fits both it
+ * and the period. On a miss (idx_timer > idx_hit) the target is idx_hit,
+ * or idx_timer if no state fits the period; on a hit it is the state
+ * entered. -1: no state fits the sleep length, and the RFC learns nothing.
  */
 __noinline int seed_target(const struct cadence_idle_states *s, const struct cadence_idle_entry *e,
 			   u64 duration_ns)

@@ -174,6 +174,11 @@ fn bins(intercepts: &[u32], hits: &[u32], total: u32) -> Table {
     t
 }
 
+/// The choices for one period @p on table T's states from bins @t.
+fn entry_on_t(l: &BpfLearner, t: &Table, p: Period) -> Entry {
+    bpf_run(l, &SEED, &table_t(), t, &[p]).entries[0]
+}
+
 /// Linux 7.0's a971f984b845, its changelog's example: intercepts 400, 250,
 /// 251 below the deepest state and a total of 1000. The walk's trigger
 /// (2 * 901 > 1000 - 0) fires; the bin with the most intercepts is 0. At
@@ -282,7 +287,7 @@ fn teo_deepens_a_shallow_choice_when_the_tick_is_stopped_and_no_timer_is_near() 
         },
         ..period(1000 * US)
     };
-    let choice = |t: &Table, p| bpf_run(&l, &SEED, &table_t(), t, &[p]).entries[0];
+    let choice = |t: &Table, p| entry_on_t(&l, t, p);
     assert_eq!(choice(&t, at(50_000, false)).teo, 1);
     assert_eq!(choice(&t, at(50_000, true)).teo, 3);
     assert_eq!(choice(&t, at(1500, true)).teo, 1);
@@ -320,7 +325,7 @@ fn teo_fits_its_choice_before_a_tick_it_keeps() {
         tick: tick_1ms(next_us),
         ..period(1000 * US)
     };
-    let choice = |t: &Table, p| bpf_run(&l, &SEED, &table_t(), t, &[p]).entries[0].teo;
+    let choice = |t: &Table, p| entry_on_t(&l, t, p).teo;
     let hits = bins(&[], &[0, 0, 0, 1000], 1000);
     assert_eq!(choice(&hits, at(800, 15)), 1);
     assert_eq!(choice(&hits, at(800, 25)), 2);
@@ -355,7 +360,7 @@ fn teo_keeps_within_the_pm_qos_limit() {
         tick,
         ..period(1000 * US)
     };
-    let choice = |t: &Table, p| bpf_run(&l, &SEED, &table_t(), t, &[p]).entries[0];
+    let choice = |t: &Table, p| entry_on_t(&l, t, p);
     let none = choice(&hits, period(1000 * US));
     assert_eq!(none.teo, 3);
     let e = choice(&hits, under(20, Tick::default()));
@@ -384,8 +389,9 @@ fn teo_counts_a_poll_that_gave_up_as_a_long_sleep() {
         sleep_length_ns: 10_000 * US,
         kernel_state: 0,
         tick: Tick {
+            tick_ns: 1000 * US,
             poll_limit: gave_up,
-            ..tick_1ms(ENDLESS / US)
+            ..Tick::default()
         },
         ..period(21 * US)
     };
