@@ -65,9 +65,9 @@ struct {
 } idle_ctl SEC(".maps");
 
 /*
- * `idle record`'s ring buffer: 4 MiB holds about 87,000 periods of 48
- * bytes, over a second of them on a busy 64-CPU machine between two reads
- * of the recorder (it reads every 100 ms). Submitted without a wake-up, as
+ * `idle record`'s ring buffer: 4 MiB holds about 47,000 periods of 88
+ * bytes, most of a second of them on a busy 64-CPU machine (1,000 a second
+ * each), against the 100 ms between two reads of the recorder. Submitted without a wake-up, as
  * cpufreq_trace's records (cpufreq.bpf.c): a recorder woken per period
  * makes periods of its own (15,000-20,000 of 5 s of the VM case's
  * sleepers, against 5,265 without).
@@ -298,6 +298,7 @@ static __always_inline bool idle_follow_record(struct cadence_idle_cpu *c,
 		__builtin_memset(c->record_scores.n[src], 0, sizeof(c->record_scores.n[src]));
 		barrier();
 	}
+	__builtin_memset(c->record_scores.miss, 0, sizeof(c->record_scores.miss));
 	ev = bpf_ringbuf_reserve(&idle_trace, sizeof(*ev), 0);
 	if (!ev) {
 		c->record_drops++;
@@ -361,6 +362,8 @@ static __always_inline void idle_learn_ended(struct cadence_idle_cpu *c,
 	ev->rand = c->entry.rand;
 	ev->tick = c->entry.tick;
 	ev->latency_req_ns = c->entry.latency_req_ns;
+	ev->kernel_miss = c->entry.kernel_miss;
+	ev->__pad = 0;
 	bpf_ringbuf_submit(ev, BPF_RB_NO_WAKEUP);
 }
 
@@ -445,6 +448,7 @@ static __always_inline void idle_exit(u64 now)
 	c->entry_ns = 0;
 	c->entry.tick.woke = now >= c->tick_due_ns;
 	c->entry.tick.poll_limit = c->entered_polls && poll_gave_up();
+	c->entry.kernel_miss = CADENCE_IDLE_MISS_NONE;
 	c->tick_stopped = tick_stopped_now();
 }
 
@@ -474,6 +478,37 @@ int BPF_PROG(cadence_cpu_idle, unsigned int state, unsigned int cpu_id)
 		idle_exit(now);
 	} else
 		idle_enter(cpu, state, now);
+	return 0;
+}
+
+/*
+ * The kernel's verdict on the period that just ended, for the cross-check
+ * of the ideal (docs/idle.md): cpuidle_enter_state() fires it on the idle
+ * CPU after the exit, with interrupts on but before the idle loop can enter
+ * again, so the period it judges is the one waiting for the next entry.
+ * Without a cpuidle driver nothing fires it (the test VM drives this
+ * program through BPF_PROG_TEST_RUN). A raw tracepoint, not tp_btf: that
+ * is the kind BPF_PROG_TEST_RUN runs.
+ * TP_PROTO(unsigned int cpu_id, unsigned int state, bool below),
+ * include/trace/events/power.h.
+ */
+SEC("raw_tp/cpu_idle_miss")
+int BPF_PROG(cadence_cpu_idle_miss, unsigned int cpu_id, unsigned int state, bool below)
+{
+	struct cadence_idle_cpu *c = idle_cpu_here();
+
+	/* No period learned from here or in progress: the learner is off. */
+	if (!c || (!c->ended_ns && !c->entry_ns))
+		return 0;
+	/*
+	 * Another CPU's, during a period, or about a state the tracepoint did
+	 * not report (a driver that entered another than it was asked for).
+	 */
+	if (cpu_id != bpf_get_smp_processor_id() || !c->ended_ns || c->entry.kernel != (s32)state) {
+		c->stray_misses++;
+		return 0;
+	}
+	c->entry.kernel_miss = below ? CADENCE_IDLE_MISS_BELOW : CADENCE_IDLE_MISS_ABOVE;
 	return 0;
 }
 

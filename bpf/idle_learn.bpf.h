@@ -97,6 +97,8 @@ static __always_inline void idle_predict(struct cadence_idle_learned *t,
 	e->kernel = kernel_state;
 	e->rand = rand;
 	e->entered = kernel_known ? (u32)kernel_state : e->teo;
+	/* The kernel's verdict comes after the exit (cadence_cpu_idle_miss). */
+	e->kernel_miss = CADENCE_IDLE_MISS_NONE;
 }
 
 /*
@@ -139,10 +141,23 @@ static __always_inline void idle_count(struct cadence_idle_scores *sc, u32 src, 
 		sc->n[src][kind][b]++;
 }
 
+/* Count the kernel's @chosen against @ideal in @sc->miss[@verdict][@kind]. */
+static __always_inline void idle_count_miss(struct cadence_idle_scores *sc, u32 verdict, u32 kind,
+					    u32 chosen, u32 ideal)
+{
+	u32 b = chosen + CADENCE_IDLE_CORRECT - ideal;
+
+	barrier_var(b);
+	if (verdict < CADENCE_IDLE_MISSES - 1 && kind < CADENCE_IDLE_IDEALS &&
+	    b < CADENCE_IDLE_DIFFS)
+		sc->miss[verdict][kind][b]++;
+}
+
 /*
  * Score a period: each source's choice against both @ideals, a matrix's
  * only where it ran. The kernel's state counts only where @kernel_indices
- * says its indices are ours.
+ * says its indices are ours, and again under the kernel's verdict on it
+ * when it judged the period a miss.
  */
 static __always_inline void idle_score(struct cadence_idle_scores *sc,
 				       const struct cadence_idle_states *s,
@@ -160,8 +175,13 @@ static __always_inline void idle_score(struct cadence_idle_scores *sc,
 			idle_count(sc, CADENCE_IDLE_SRC_PER_CHOICE, kind, e->per_choice, ideal);
 		if (e->seed != CADENCE_IDLE_NOT_RUN)
 			idle_count(sc, CADENCE_IDLE_SRC_SEED, kind, e->seed, ideal);
-		if (kernel_indices && e->kernel >= 0 && (u32)e->kernel < s->nr)
-			idle_count(sc, CADENCE_IDLE_SRC_KERNEL, kind, e->kernel, ideal);
+		if (!kernel_indices || e->kernel < 0 || (u32)e->kernel >= s->nr)
+			continue;
+		idle_count(sc, CADENCE_IDLE_SRC_KERNEL, kind, e->kernel, ideal);
+		if (e->kernel_miss == CADENCE_IDLE_MISS_ABOVE)
+			idle_count_miss(sc, 0, kind, e->kernel, ideal);
+		else if (e->kernel_miss == CADENCE_IDLE_MISS_BELOW)
+			idle_count_miss(sc, 1, kind, e->kernel, ideal);
 	}
 }
 

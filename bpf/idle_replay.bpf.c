@@ -47,6 +47,7 @@ static long replay_step(u64 i, void *unused)
 		r->kernel_indices && p->kernel_state >= 0 && (u32)p->kernel_state < r->states.nr;
 	idle_predict(&r->table, &r->states, &r->policy, p->sleep_length_ns, &p->tick,
 		     p->latency_req_ns, p->rand, p->kernel_state, kernel_known, e);
+	e->kernel_miss = p->kernel_miss;
 	idle_learn(&r->table, &r->states, &r->policy, e, p->duration_ns, &ideals);
 	idle_score(&r->scores, &r->states, e, &ideals, r->kernel_indices);
 	return 0;
@@ -83,6 +84,7 @@ int idle_replay(struct cadence_idle_replay *ctx)
 		__builtin_memcpy(ctx->scores.n[i], r->scores.n[i], sizeof(r->scores.n[i]));
 		barrier();
 	}
+	__builtin_memcpy(ctx->scores.miss, r->scores.miss, sizeof(r->scores.miss));
 #pragma unroll
 	for (i = 0; i < CADENCE_IDLE_REPLAY_PERIODS; i++)
 		ctx->entries[i] = r->entries[i];

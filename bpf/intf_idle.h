@@ -69,6 +69,26 @@ enum cadence_idle_source {
 };
 
 /*
+ * The kernel's verdict on the state it entered (power:cpu_idle_miss, from
+ * cpuidle_enter_state() after the exit), for the cross-check of the ideal.
+ */
+enum cadence_idle_miss {
+	/* No tracepoint: neither of the two below (or no cpuidle driver). */
+	CADENCE_IDLE_MISS_NONE,
+	/*
+	 * "above", below = false: the period ended before the entered
+	 * state's target residency and a shallower state was enabled.
+	 */
+	CADENCE_IDLE_MISS_ABOVE,
+	/*
+	 * "below", below = true: the period, less the entered state's exit
+	 * latency, lasted the target residency of the next enabled deeper state.
+	 */
+	CADENCE_IDLE_MISS_BELOW,
+	CADENCE_IDLE_MISSES,
+};
+
+/*
  * What "the ideal state" of a period means. Seed 003 does not say whether
  * exit latency was subtracted from the idle duration, so both are counted.
  */
@@ -191,7 +211,11 @@ struct cadence_idle_entry {
 	 * indices are ours, else teo's choice.
 	 */
 	u32 entered;
-	u32 __pad;
+	/*
+	 * At the period's end: the kernel's verdict on it (enum
+	 * cadence_idle_miss), counted only where its indices are ours.
+	 */
+	u32 kernel_miss;
 	/* The tick as teo saw it at selection, and how the period ended. */
 	struct cadence_idle_tick tick;
 	/*
@@ -204,6 +228,11 @@ struct cadence_idle_entry {
 /* Counts per source, per ideal, per (chosen - ideal + MAX - 1). */
 struct cadence_idle_scores {
 	u64 n[CADENCE_IDLE_SOURCES][CADENCE_IDLE_IDEALS][CADENCE_IDLE_DIFFS];
+	/*
+	 * The kernel's periods it judged a miss, counted as in
+	 * n[CADENCE_IDLE_SRC_KERNEL]: [0] "above", [1] "below".
+	 */
+	u64 miss[CADENCE_IDLE_MISSES - 1][CADENCE_IDLE_IDEALS][CADENCE_IDLE_DIFFS];
 };
 
 /* Idle trace records (`idle record`): the ring buffer's two kinds. */
@@ -227,6 +256,9 @@ struct cadence_idle_period {
 	struct cadence_idle_tick tick;
 	/* The PM QoS limit at selection (struct cadence_idle_entry's). */
 	u64 latency_req_ns;
+	/* The kernel's verdict on the period (enum cadence_idle_miss). */
+	u32 kernel_miss;
+	u32 __pad;
 };
 
 struct cadence_idle_table_event {
@@ -294,6 +326,11 @@ struct cadence_idle_cpu {
 	u64 lost_exits;
 	/* Recording: periods and tables the ring buffer had no room for. */
 	u64 record_drops;
+	/*
+	 * cpu_idle_miss verdicts that found no ended period of this CPU's
+	 * waiting, of the state it entered (the driver entered another).
+	 */
+	u64 stray_misses;
 	struct cadence_idle_scores scores;
 	/* The same, only for periods recorded in this generation. */
 	struct cadence_idle_scores record_scores;

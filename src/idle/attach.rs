@@ -73,6 +73,8 @@ impl Plan {
     /// Before load: programs that would not run are not loaded.
     pub fn configure(&self, skel: &mut OpenBpfSkel) {
         skel.progs.cadence_cpu_idle.set_autoload(self.learn);
+        // Fires only with a cpuidle driver; a test drives it in the VM.
+        skel.progs.cadence_cpu_idle_miss.set_autoload(self.learn);
         skel.progs
             .cadence_sleep_length
             .set_autoload(self.sleep_length);

@@ -6,7 +6,8 @@
 //! src/bpf_test_progs.rs); it does not need sched_ext.
 
 use super::learner_bpf::{BpfLearner, Period, Run};
-use super::reference::{self, ENDLESS, Entry, Knobs, Pick, Scores, Tick};
+use super::reference::{self, ENDLESS, Entry, Knobs, Miss, Pick, Scores, Tick};
+use super::score_table;
 use super::table::{StatesNs, Table};
 use crate::bpf_intf;
 use crate::bpf_test_progs;
@@ -67,6 +68,7 @@ fn period(duration_ns: u64) -> Period {
         rand: 0,
         tick: Tick::default(),
         latency_req_ns: ENDLESS,
+        kernel_miss: Miss::None,
     }
 }
 
@@ -115,7 +117,7 @@ fn teo_learns_short_periods_after_one_miss() {
     assert!(run.entries[0].sleep_length_used);
     assert!(!run.entries[1].sleep_length_used);
     // One undershoot by one state (C6 for a C1 period), four correct.
-    let by_res = &run.scores.0[reference::TEO][reference::BY_RESIDENCY];
+    let by_res = &run.scores.n[reference::TEO][reference::BY_RESIDENCY];
     assert_eq!(by_res[table_bucket(1)], 1);
     assert_eq!(by_res[table_bucket(0)], 4);
     // First period: intercepts[1] = 1024, total = 1024, short_idles = 1024.
@@ -628,7 +630,7 @@ fn seed_learns_a_hit_toward_the_state_entered() {
     assert_eq!(run.table.weight[1][..3], [1900, 5700, 2200]);
     // POLL for a period that justified C6: two states too shallow.
     assert_eq!(
-        run.scores.0[reference::SEED][reference::BY_RESIDENCY][table_bucket(-2)],
+        run.scores.n[reference::SEED][reference::BY_RESIDENCY][table_bucket(-2)],
         1
     );
 }
@@ -743,26 +745,26 @@ fn scores_count_against_both_ideals() {
     let mut sc = Scores::default();
     reference::score(&mut sc, &s, &e, 700 * US, true);
     assert_eq!(
-        sc.0[reference::TEO][reference::BY_RESIDENCY][table_bucket(0)],
+        sc.n[reference::TEO][reference::BY_RESIDENCY][table_bucket(0)],
         1
     );
-    assert_eq!(sc.0[reference::TEO][reference::BY_EXIT][table_bucket(1)], 1);
+    assert_eq!(sc.n[reference::TEO][reference::BY_EXIT][table_bucket(1)], 1);
     assert_eq!(
-        sc.0[reference::PER_CHOICE][reference::BY_RESIDENCY][table_bucket(-1)],
-        1
-    );
-    assert_eq!(
-        sc.0[reference::SEED][reference::BY_RESIDENCY][table_bucket(-2)],
+        sc.n[reference::PER_CHOICE][reference::BY_RESIDENCY][table_bucket(-1)],
         1
     );
     assert_eq!(
-        sc.0[reference::KERNEL][reference::BY_RESIDENCY][table_bucket(-2)],
+        sc.n[reference::SEED][reference::BY_RESIDENCY][table_bucket(-2)],
+        1
+    );
+    assert_eq!(
+        sc.n[reference::KERNEL][reference::BY_RESIDENCY][table_bucket(-2)],
         1
     );
     let mut no_kernel = Scores::default();
     reference::score(&mut no_kernel, &s, &e, 700 * US, false);
     assert!(
-        no_kernel.0[reference::KERNEL]
+        no_kernel.n[reference::KERNEL]
             .iter()
             .flatten()
             .all(|&n| n == 0)
@@ -775,8 +777,92 @@ fn scores_count_against_both_ideals() {
     };
     let run = bpf_run(&l, &SEED, &s, &Table::default(), &[p]);
     assert_eq!(
-        run.scores.0[reference::KERNEL][reference::BY_EXIT][table_bucket(-1)],
+        run.scores.n[reference::KERNEL][reference::BY_EXIT][table_bucket(-1)],
         1
+    );
+}
+
+/// The kernel's own verdicts against the ideals, on table T, each worked
+/// from cpuidle_enter_state() (drivers/cpuidle/cpuidle.c): "above" when the
+/// period is shorter than the entered state's target residency and a
+/// shallower state is enabled; else "below" when the period, less the
+/// entered state's exit latency, lasts the next enabled deeper state's
+/// residency.
+/// - S3 for 300 us: 300 < 1200, above. Ideal S2 by either: 1 too deep.
+/// - S1 for 21 us: 21 - 2 = 19 < S2's 20, no verdict. By residency S2
+///   (1 too shallow), by residency + exit S1 (S2 needs 30): right.
+/// - S1 for 25 us: 23 >= 20, below. S2 by residency, S1 by exit.
+/// - S2 for 50 us: 40 < S3's 1200, no verdict; right by either.
+/// - POLL for 1500 us: 1500 >= S1's 2, below. S3 by either (1200, 1500).
+/// - a period whose state the tracepoint did not give counts nowhere.
+///
+/// The residency ideal calls every verdict a miss and misses one period
+/// the kernel does not (the exit latency it takes off for "below"); the
+/// exit ideal clears half of the "below" verdicts.
+#[test]
+fn the_kernels_verdicts_land_on_its_periods() {
+    let Some(l) = learner() else { return };
+    let s = table_t();
+    let judged = |kernel_state, us, kernel_miss| Period {
+        kernel_state,
+        kernel_miss,
+        ..period(us * US)
+    };
+    let periods = [
+        judged(3, 300, Miss::Above),
+        judged(1, 21, Miss::None),
+        judged(1, 25, Miss::Below),
+        judged(2, 50, Miss::None),
+        judged(0, 1500, Miss::Below),
+        judged(-1, 300, Miss::Above),
+    ];
+    let run = bpf_run(&l, &SEED, &s, &Table::default(), &periods);
+    let (res, exit) = (reference::BY_RESIDENCY, reference::BY_EXIT);
+    let counts = |b: &[u64; reference::DIFFS]| {
+        (-3..=3)
+            .filter(|&d| b[table_bucket(d)] > 0)
+            .map(|d| (d, b[table_bucket(d)]))
+            .collect::<Vec<_>>()
+    };
+    let sc = &run.scores;
+    assert_eq!(
+        counts(&sc.n[reference::KERNEL][res]),
+        [(-3, 1), (-1, 2), (0, 1), (1, 1)]
+    );
+    assert_eq!(counts(&sc.miss[0][res]), [(1, 1)]);
+    assert_eq!(counts(&sc.miss[0][exit]), [(1, 1)]);
+    assert_eq!(counts(&sc.miss[1][res]), [(-3, 1), (-1, 1)]);
+    assert_eq!(counts(&sc.miss[1][exit]), [(-3, 1), (0, 1)]);
+    let text = score_table::render(sc, 4, &[]);
+    assert!(
+        text.contains(
+            "\"above\" on 1 periods, 100.00% too deep here; \"below\" on 2, 100.00% too shallow here; 2 without a verdict, 50.00% a miss here"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "\"above\" on 1 periods, 100.00% too deep here; \"below\" on 2, 50.00% too shallow here; 2 without a verdict, 0.00% a miss here"
+        ),
+        "{text}"
+    );
+    // States that are not the kernel's indices: no kernel row, no verdicts.
+    let other = l
+        .run(
+            &policy(&SEED),
+            &s,
+            &Table::default(),
+            &Scores::default(),
+            false,
+            &periods,
+        )
+        .unwrap();
+    assert_eq!(other.scores.miss, Scores::default().miss);
+    assert!(
+        other.scores.n[reference::KERNEL]
+            .as_flattened()
+            .iter()
+            .all(|&n| n == 0)
     );
 }
 
@@ -849,6 +935,7 @@ fn random_period(r: &mut Rng) -> Period {
         } else {
             r.below(200 * US)
         },
+        kernel_miss: [Miss::None, Miss::Above, Miss::Below][r.below(3) as usize],
     }
 }
 
@@ -946,7 +1033,7 @@ fn a_matrix_that_does_not_act_runs_only_with_compare() {
                 e.seed = not_run;
             }
         }
-        want.scores.0[idle] = Default::default();
+        want.scores.n[idle] = Default::default();
         for (i, (g, w)) in got.entries.iter().zip(&want.entries).enumerate() {
             assert_eq!(g, w, "trace {trace} period {i}: {s:?} {k:?}");
         }

@@ -7,7 +7,7 @@ use std::mem::MaybeUninit;
 use anyhow::{Context, Result, bail};
 use libbpf_rs::skel::{OpenSkel, SkelBuilder};
 
-use super::period::{Entry, Scores, Tick};
+use super::period::{Entry, Miss, Scores, Tick};
 use super::table::{StatesNs, Table};
 use crate::bpf_intf;
 
@@ -29,6 +29,8 @@ pub struct Period {
     pub tick: Tick,
     /// The PM QoS limit at selection, ns; ENDLESS: none.
     pub latency_req_ns: u64,
+    /// The kernel's verdict on the period.
+    pub kernel_miss: Miss,
 }
 
 const CHUNK: usize = bpf_intf::cadence_idle_consts_CADENCE_IDLE_REPLAY_PERIODS as usize;
@@ -75,7 +77,7 @@ impl BpfLearner {
         ctx.policy = *pol;
         ctx.states = states.to_bpf();
         ctx.table = table.to_bpf();
-        ctx.scores.n = scores.0;
+        ctx.scores = scores.to_bpf();
         ctx.kernel_indices = kernel_indices as u32;
         let mut entries = Vec::with_capacity(periods.len());
         for chunk in periods.chunks(CHUNK) {
@@ -87,6 +89,7 @@ impl BpfLearner {
                 slot.rand = p.rand;
                 slot.tick = p.tick.to_bpf();
                 slot.latency_req_ns = p.latency_req_ns;
+                slot.kernel_miss = p.kernel_miss.to_bpf();
             }
             let input = bpf_intf::test_run_input(&mut *ctx);
             self.skel
@@ -108,11 +111,12 @@ impl BpfLearner {
                 entered: e.entered,
                 tick: Tick::from_bpf(&e.tick),
                 latency_req_ns: e.latency_req_ns,
+                kernel_miss: Miss::from_bpf(e.kernel_miss),
             }));
         }
         Ok(Run {
             table: Table::from_bpf(&ctx.table),
-            scores: Scores(ctx.scores.n),
+            scores: Scores::from_bpf(&ctx.scores),
             entries,
         })
     }

@@ -74,6 +74,41 @@ impl Tick {
     }
 }
 
+/// The kernel's verdict on the state it entered for a period
+/// (power:cpu_idle_miss, enum cadence_idle_miss): "above" the period ended
+/// before the state's target residency, "below" a deeper state's fit.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Miss {
+    /// No verdict: the state fit, or there is no cpuidle driver.
+    #[default]
+    None,
+    Above,
+    Below,
+}
+
+impl Miss {
+    pub fn to_bpf(self) -> u32 {
+        match self {
+            Miss::None => bpf_intf::cadence_idle_miss_CADENCE_IDLE_MISS_NONE,
+            Miss::Above => bpf_intf::cadence_idle_miss_CADENCE_IDLE_MISS_ABOVE,
+            Miss::Below => bpf_intf::cadence_idle_miss_CADENCE_IDLE_MISS_BELOW,
+        }
+    }
+
+    pub fn from_bpf(v: u32) -> Miss {
+        match v {
+            bpf_intf::cadence_idle_miss_CADENCE_IDLE_MISS_ABOVE => Miss::Above,
+            bpf_intf::cadence_idle_miss_CADENCE_IDLE_MISS_BELOW => Miss::Below,
+            _ => Miss::None,
+        }
+    }
+
+    pub fn is_none(&self) -> bool {
+        *self == Miss::None
+    }
+}
+
 /// What was chosen when a period began.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Entry {
@@ -90,6 +125,8 @@ pub struct Entry {
     pub tick: Tick,
     /// The PM QoS limit teo read, ns.
     pub latency_req_ns: u64,
+    /// The kernel's verdict on the period.
+    pub kernel_miss: Miss,
 }
 
 /// Sources and ideals, as enum cadence_idle_source / cadence_idle_ideal
@@ -100,12 +137,51 @@ pub const DIFFS: usize = 2 * MAX - 1;
 pub const BY_RESIDENCY: usize = 0;
 pub const BY_EXIT: usize = 1;
 
-/// Counts per source, ideal and chosen - ideal (+ MAX - 1).
+/// The kernel's verdicts that are a miss: [0] above, [1] below.
+pub const MISSES: usize = bpf_intf::cadence_idle_miss_CADENCE_IDLE_MISSES as usize - 1;
+
+/// Counts per ideal and chosen - ideal (+ MAX - 1): per source (@n), and
+/// of the kernel's choices again by its verdict when that was a miss
+/// (@miss), as struct cadence_idle_scores.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Scores(pub [[[u64; DIFFS]; IDEALS]; SOURCES]);
+pub struct Scores {
+    pub n: [[[u64; DIFFS]; IDEALS]; SOURCES],
+    pub miss: [[[u64; DIFFS]; IDEALS]; MISSES],
+}
 
 impl Default for Scores {
     fn default() -> Self {
-        Scores([[[0; DIFFS]; IDEALS]; SOURCES])
+        Scores {
+            n: [[[0; DIFFS]; IDEALS]; SOURCES],
+            miss: [[[0; DIFFS]; IDEALS]; MISSES],
+        }
+    }
+}
+
+impl Scores {
+    pub fn to_bpf(&self) -> bpf_intf::cadence_idle_scores {
+        bpf_intf::cadence_idle_scores {
+            n: self.n,
+            miss: self.miss,
+        }
+    }
+
+    pub fn from_bpf(sc: &bpf_intf::cadence_idle_scores) -> Scores {
+        Scores {
+            n: sc.n,
+            miss: sc.miss,
+        }
+    }
+
+    /// Every count, @n then @miss, each flattened in its order.
+    pub fn flat(&self) -> impl Iterator<Item = &u64> {
+        let n = self.n.as_flattened().as_flattened();
+        n.iter().chain(self.miss.as_flattened().as_flattened())
+    }
+
+    pub fn flat_mut(&mut self) -> impl Iterator<Item = &mut u64> {
+        let n = self.n.as_flattened_mut().as_flattened_mut();
+        n.iter_mut()
+            .chain(self.miss.as_flattened_mut().as_flattened_mut())
     }
 }

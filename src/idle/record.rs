@@ -116,14 +116,8 @@ pub fn record(pin_dir: &Path, secs: f64, file: &Path, stop: &Arc<AtomicBool>) ->
             bail!("idle_cpu has no value for CPU {cpu}");
         };
         rec.nr_states = rec.nr_states.max(maps.nr_states(cpu));
-        for (sum, n) in rec
-            .scores
-            .0
-            .as_flattened_mut()
-            .as_flattened_mut()
-            .iter_mut()
-            .zip(c.record_scores.n.as_flattened().as_flattened())
-        {
+        let scores = Scores::from_bpf(&c.record_scores);
+        for (sum, n) in rec.scores.flat_mut().zip(scores.flat()) {
             *sum += n;
         }
     }

@@ -8,7 +8,7 @@
 //! BPF code against it, bit for bit.
 
 use super::learner_bpf::Period;
-pub use super::period::{BY_EXIT, BY_RESIDENCY, DIFFS, ENDLESS, Entry, Scores, Tick};
+pub use super::period::{BY_EXIT, BY_RESIDENCY, DIFFS, ENDLESS, Entry, Miss, Scores, Tick};
 use super::table::{MAX, StatesNs, Table};
 
 /// teo.c's PULSE and DECAY_SHIFT.
@@ -403,6 +403,7 @@ pub fn predict(t: &mut Table, s: &StatesNs, k: &Knobs, p: &Period, kernel_indice
         },
         tick: p.tick,
         latency_req_ns: p.latency_req_ns,
+        kernel_miss: p.kernel_miss,
     }
 }
 
@@ -421,18 +422,23 @@ pub fn learn(t: &mut Table, s: &StatesNs, k: &Knobs, e: &Entry, duration: u64) {
     t.periods += 1;
 }
 
-/// Score a period for each source against both ideals.
+/// Score a period for each source against both ideals, the kernel's
+/// choice again under its verdict when that was a miss.
 pub fn score(sc: &mut Scores, s: &StatesNs, e: &Entry, duration: u64, kernel_indices: bool) {
     for (kind, with_exit) in [(BY_RESIDENCY, false), (BY_EXIT, true)] {
         let ideal = ideal(s, duration, with_exit);
-        let mut count = |src: usize, chosen: usize| {
-            sc.0[src][kind][chosen + MAX - 1 - ideal] += 1;
-        };
-        count(TEO, e.teo as usize);
-        count(PER_CHOICE, e.per_choice as usize);
-        count(SEED, e.seed as usize);
+        let bucket = |chosen: usize| chosen + MAX - 1 - ideal;
+        sc.n[TEO][kind][bucket(e.teo as usize)] += 1;
+        sc.n[PER_CHOICE][kind][bucket(e.per_choice as usize)] += 1;
+        sc.n[SEED][kind][bucket(e.seed as usize)] += 1;
         if kernel_indices && e.kernel >= 0 && (e.kernel as usize) < s.nr() {
-            count(KERNEL, e.kernel as usize);
+            let b = bucket(e.kernel as usize);
+            sc.n[KERNEL][kind][b] += 1;
+            match e.kernel_miss {
+                Miss::Above => sc.miss[0][kind][b] += 1,
+                Miss::Below => sc.miss[1][kind][b] += 1,
+                Miss::None => {}
+            }
         }
     }
 }

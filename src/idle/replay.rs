@@ -313,7 +313,7 @@ mod tests {
     use super::*;
     use crate::bpf_test_progs;
     use crate::idle::learner_bpf::Period;
-    use crate::idle::reference::{self, ENDLESS, Knobs, Pick, Tick};
+    use crate::idle::reference::{self, ENDLESS, Knobs, Miss, Pick, Tick};
     use crate::idle::table::Table;
     use crate::idle::trace::{PeriodRecord, Record, TableRecord, to_line};
 
@@ -354,6 +354,7 @@ mod tests {
                 rand: (i as u32).wrapping_mul(0x9e37_79b9),
                 tick: Tick::default(),
                 latency_req_ns: ENDLESS,
+                kernel_miss: Miss::None,
             })));
         }
         (lines.join("\n"), table)
@@ -453,6 +454,7 @@ mod tests {
             rand: 0,
             tick: Tick::default(),
             latency_req_ns: ENDLESS,
+            kernel_miss: Miss::None,
         };
         let lines: Vec<String> = (0..5)
             .map(|i| {
@@ -515,6 +517,7 @@ mod tests {
                     rand: i as u32 * 0x9e37_79b9,
                     tick: Tick::default(),
                     latency_req_ns: ENDLESS,
+                    kernel_miss: Miss::None,
                 }))
             })
             .collect();

@@ -2,11 +2,13 @@
 //! share of periods predicted correctly, too deep by k states ("US k",
 //! undershoot: the period ended before that state's residency) and too
 //! shallow by k ("OS k", overshoot). `idle stats`, `idle replay` and
-//! bench/idle.sh print this.
+//! bench/idle.sh print this. Where the kernel judged its own choices
+//! (power:cpu_idle_miss), two more rows hold the periods it called "above"
+//! and "below", scored as its row: the cross-check of the ideal.
 
 use std::fmt::Write;
 
-use super::period::{DIFFS, SOURCES, Scores};
+use super::period::{DIFFS, MISSES, SOURCES, Scores};
 use super::table::MAX;
 use crate::bpf_intf;
 
@@ -17,6 +19,8 @@ pub const TEO: usize = bpf_intf::cadence_idle_source_CADENCE_IDLE_SRC_TEO as usi
 pub const PER_CHOICE: usize = bpf_intf::cadence_idle_source_CADENCE_IDLE_SRC_PER_CHOICE as usize;
 pub const SEED: usize = bpf_intf::cadence_idle_source_CADENCE_IDLE_SRC_SEED as usize;
 pub const KERNEL: usize = bpf_intf::cadence_idle_source_CADENCE_IDLE_SRC_KERNEL as usize;
+/// The kernel's verdict rows, by Miss::index.
+pub const MISS_NAMES: [&str; MISSES] = ["k.above", "k.below"];
 /// Column groups, by enum cadence_idle_ideal.
 pub const IDEAL_NAMES: [&str; 2] = [
     "ideal = deepest state whose target residency the period lasted",
@@ -57,6 +61,16 @@ impl Row {
     pub fn correct_pct(&self) -> f64 {
         self.pct(self.correct)
     }
+
+    /// Periods whose choice was deeper than the ideal.
+    pub fn too_deep(&self) -> u64 {
+        self.undershoot.iter().sum()
+    }
+
+    /// Periods whose choice was shallower than the ideal.
+    pub fn too_shallow(&self) -> u64 {
+        self.overshoot.iter().sum()
+    }
 }
 
 /// The rows of @scores: [ideal][source].
@@ -64,10 +78,49 @@ pub fn rows(scores: &Scores) -> Vec<Vec<Row>> {
     (0..IDEAL_NAMES.len())
         .map(|ideal| {
             (0..SOURCE_NAMES.len())
-                .map(|src| Row::from_buckets(&scores.0[src][ideal]))
+                .map(|src| Row::from_buckets(&scores.n[src][ideal]))
                 .collect()
         })
         .collect()
+}
+
+/// The rows of the kernel's verdicts: [ideal][verdict].
+pub fn miss_rows(scores: &Scores) -> Vec<Vec<Row>> {
+    (0..IDEAL_NAMES.len())
+        .map(|ideal| {
+            (0..MISSES)
+                .map(|v| Row::from_buckets(&scores.miss[v][ideal]))
+                .collect()
+        })
+        .collect()
+}
+
+/// How the kernel's verdicts on its choices (@kernel: its row, @misses:
+/// its verdict rows) stand against an ideal; None without a verdict.
+pub fn verdict_check(kernel: &Row, misses: &[Row]) -> Option<String> {
+    let (above, below) = (&misses[0], &misses[1]);
+    if above.periods + below.periods == 0 {
+        return None;
+    }
+    let missed = |r: &Row| r.too_deep() + r.too_shallow();
+    let rest = kernel.periods - above.periods - below.periods;
+    let rest_missed = missed(kernel) - missed(above) - missed(below);
+    let pct = |n: u64, of: u64| {
+        if of == 0 {
+            0.0
+        } else {
+            100.0 * n as f64 / of as f64
+        }
+    };
+    Some(format!(
+        "  the kernel's cpu_idle_miss: \"above\" on {} periods, {:.2}% too deep here; \"below\" on {}, {:.2}% too shallow here; {} without a verdict, {:.2}% a miss here",
+        above.periods,
+        pct(above.too_deep(), above.periods),
+        below.periods,
+        pct(below.too_shallow(), below.periods),
+        rest,
+        pct(rest_missed, rest)
+    ))
 }
 
 /// The seed's table for @scores over states up to @nr_states (the widest
@@ -76,6 +129,7 @@ pub fn rows(scores: &Scores) -> Vec<Vec<Row>> {
 pub fn render(scores: &Scores, nr_states: usize, extra: &[(&str, Vec<Row>)]) -> String {
     let k = nr_states.clamp(1, MAX) - 1;
     let mut out = String::new();
+    let misses = miss_rows(scores);
     for (ideal, rows) in rows(scores).into_iter().enumerate() {
         let _ = writeln!(out, "{}:", IDEAL_NAMES[ideal]);
         let mut head = format!("  {:<10} {:>9} {:>8}", "", "periods", "Correct");
@@ -90,6 +144,12 @@ pub fn render(scores: &Scores, nr_states: usize, extra: &[(&str, Vec<Row>)]) -> 
         let all: Vec<(&str, Row)> = named
             .enumerate()
             .map(|(src, (n, r))| (n, r[src].clone()))
+            .chain(
+                MISS_NAMES
+                    .iter()
+                    .zip(&misses[ideal])
+                    .map(|(n, r)| (*n, r.clone())),
+            )
             .chain(extra.iter().map(|(n, r)| (*n, r[ideal].clone())))
             .filter(|(_, r)| r.periods > 0)
             .collect();
@@ -102,6 +162,9 @@ pub fn render(scores: &Scores, nr_states: usize, extra: &[(&str, Vec<Row>)]) -> 
                 let _ = write!(line, " {:>6.2}", r.pct(*n));
             }
             let _ = writeln!(out, "{line}");
+        }
+        if let Some(check) = verdict_check(&rows[KERNEL], &misses[ideal]) {
+            let _ = writeln!(out, "{check}");
         }
     }
     out
@@ -116,9 +179,9 @@ mod tests {
     fn buckets_become_the_seeds_columns() {
         let mut sc = Scores::default();
         // teo: 2 correct, 1 one state too deep, 1 two too shallow.
-        sc.0[TEO][BY_RESIDENCY][MAX - 1] = 2;
-        sc.0[TEO][BY_RESIDENCY][MAX] = 1;
-        sc.0[TEO][BY_RESIDENCY][MAX - 3] = 1;
+        sc.n[TEO][BY_RESIDENCY][MAX - 1] = 2;
+        sc.n[TEO][BY_RESIDENCY][MAX] = 1;
+        sc.n[TEO][BY_RESIDENCY][MAX - 3] = 1;
         let r = &rows(&sc)[BY_RESIDENCY][TEO];
         assert_eq!((r.periods, r.correct), (4, 2));
         assert_eq!(r.undershoot[0], 1);
@@ -132,7 +195,39 @@ mod tests {
         );
         // Sources without periods are left out.
         assert!(!text.contains("seed"), "{text}");
-        sc.0[SEED][BY_EXIT][MAX - 1] = 1;
+        sc.n[SEED][BY_EXIT][MAX - 1] = 1;
         assert!(render(&sc, 3, &[]).contains("seed"));
+    }
+
+    #[test]
+    fn the_kernels_verdicts_are_rows_of_its_periods() {
+        let mut sc = Scores::default();
+        let k = &mut sc.n[KERNEL][BY_RESIDENCY];
+        // 10 periods: 5 right, 3 one state too deep, 2 one too shallow.
+        (k[MAX - 1], k[MAX], k[MAX - 2]) = (5, 3, 2);
+        // "above" on 3 (2 too deep here, 1 right), "below" on 2 (too shallow).
+        (
+            sc.miss[0][BY_RESIDENCY][MAX],
+            sc.miss[0][BY_RESIDENCY][MAX - 1],
+        ) = (2, 1);
+        sc.miss[1][BY_RESIDENCY][MAX - 2] = 2;
+        let text = render(&sc, 3, &[]);
+        assert!(
+            text.contains("k.above            3    33.33  66.67   0.00   0.00   0.00"),
+            "{text}"
+        );
+        assert!(
+            text.contains("k.below            2     0.00   0.00   0.00 100.00   0.00"),
+            "{text}"
+        );
+        // The 5 without a verdict hold 1 of the kernel's 5 misses here.
+        assert!(
+            text.contains(
+                "\"above\" on 3 periods, 66.67% too deep here; \"below\" on 2, 100.00% too shallow here; 5 without a verdict, 20.00% a miss here"
+            ),
+            "{text}"
+        );
+        // No verdict, no check line: the other ideal has none.
+        assert_eq!(text.matches("cpu_idle_miss").count(), 1, "{text}");
     }
 }

@@ -20,7 +20,7 @@ use anyhow::{Result, bail};
 use serde::{Deserialize, Serialize};
 
 use super::learner_bpf::Period;
-use super::period::{self, Scores, Tick};
+use super::period::{self, Miss, Scores, Tick};
 use super::score_table;
 use super::table::Table;
 use crate::bpf_intf;
@@ -64,6 +64,10 @@ pub struct PeriodRecord {
     /// recordings of builds before it.
     #[serde(default = "period::endless")]
     pub latency_req_ns: u64,
+    /// The kernel's verdict on the period (power:cpu_idle_miss); left out
+    /// when none, as in recordings of builds before it.
+    #[serde(default, skip_serializing_if = "Miss::is_none")]
+    pub kernel_miss: Miss,
 }
 
 impl PeriodRecord {
@@ -75,6 +79,7 @@ impl PeriodRecord {
             rand: self.rand,
             tick: self.tick,
             latency_req_ns: self.latency_req_ns,
+            kernel_miss: self.kernel_miss,
         }
     }
 }
@@ -100,6 +105,7 @@ pub fn from_ringbuf(raw: &[u8]) -> Option<Record> {
             rand: p.rand,
             tick: Tick::from_bpf(&p.tick),
             latency_req_ns: p.latency_req_ns,
+            kernel_miss: Miss::from_bpf(p.kernel_miss),
         }));
     }
     if kind == bpf_intf::cadence_idle_event_kind_CADENCE_IDLE_EVENT_TABLE && raw.len() == TABLE_SIZE
@@ -121,7 +127,8 @@ pub fn to_line(r: &Record) -> String {
 /// @scores as JSON, per source and ideal the seed's columns as counts:
 /// `{"teo": {"residency": {"periods", "correct", "undershoot": [US1..],
 /// "overshoot": [OS1..]}, "exit": {...}}, "per_choice": ..., "seed": ...,
-/// "kernel": ...}`.
+/// "kernel": ..., "kernel_misses": {"above": {"residency", "exit"},
+/// "below": ...}}`, the last the kernel's periods by its verdict.
 /// `idle record --format json` and `idle replay --format json` print this.
 pub fn counts(scores: &Scores) -> serde_json::Value {
     let rows = score_table::rows(scores);
@@ -143,7 +150,20 @@ pub fn counts(scores: &Scores) -> serde_json::Value {
             });
             (name.to_string(), by)
         });
-    serde_json::Value::Object(sources.collect())
+    let mut out: serde_json::Map<_, _> = sources.collect();
+    let misses = score_table::miss_rows(scores);
+    let verdicts = ["above", "below"].iter().enumerate().map(|(v, name)| {
+        let by = serde_json::json!({
+            "residency": row(&misses[period::BY_RESIDENCY][v]),
+            "exit": row(&misses[period::BY_EXIT][v]),
+        });
+        (name.to_string(), by)
+    });
+    out.insert(
+        "kernel_misses".into(),
+        serde_json::Value::Object(verdicts.collect()),
+    );
+    serde_json::Value::Object(out)
 }
 
 /// One CPU's part of a trace.
@@ -228,6 +248,7 @@ mod tests {
             rand: 7,
             tick: Tick::default(),
             latency_req_ns: reference::ENDLESS,
+            kernel_miss: Miss::None,
         }
     }
 
@@ -251,6 +272,15 @@ mod tests {
         assert_eq!(trace.len(), 1);
         assert_eq!(trace[&2].table, Some(reference::fresh(4)));
         assert_eq!(trace[&2].periods, [period(2, 100, 2_000_000).period()]);
+        // A verdict is written by name; none is left out, as before it.
+        assert!(!to_line(&p).contains("kernel_miss"), "{text}");
+        let judged = PeriodRecord {
+            kernel_miss: Miss::Above,
+            ..period(2, 100, 2_000_000)
+        };
+        let line = to_line(&Record::Period(judged));
+        assert!(line.contains(r#""kernel_miss":"above""#), "{line}");
+        assert_eq!(parse(&line).unwrap()[&2].periods, [judged.period()]);
     }
 
     #[test]
@@ -346,6 +376,7 @@ mod tests {
         p.tick.next_event_ns = 9;
         p.tick.woke = 1;
         p.latency_req_ns = 20_000;
+        p.kernel_miss = bpf_intf::cadence_idle_miss_CADENCE_IDLE_MISS_BELOW;
         let raw = bpf_intf::as_bytes(&p);
         assert_eq!(
             from_ringbuf(raw),
@@ -363,6 +394,7 @@ mod tests {
                     ..Tick::default()
                 },
                 latency_req_ns: 20_000,
+                kernel_miss: Miss::Below,
             }))
         );
         // A short sample or an unknown kind is not taken for a record.

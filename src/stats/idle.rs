@@ -7,7 +7,7 @@ use scx_stats_derive::Stats;
 use serde::{Deserialize, Serialize};
 
 use crate::bpf_intf;
-use crate::idle::period::{DIFFS, IDEALS, SOURCES, Scores};
+use crate::idle::period::{DIFFS, IDEALS, MISSES, SOURCES, Scores};
 
 /// The counters with their descriptions, in the order of the fields.
 pub const IDLE_COUNTERS: &[(&str, &str)] = &[
@@ -27,6 +27,10 @@ pub const IDLE_COUNTERS: &[(&str, &str)] = &[
         "idle_record_drops",
         "Records `idle record` lost: the ring buffer was full",
     ),
+    (
+        "idle_stray_misses",
+        "The kernel's cpu_idle_miss verdicts that matched no ended period of the CPU, or another state than it entered",
+    ),
 ];
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, Stats)]
@@ -40,7 +44,11 @@ pub struct IdleCounters {
     #[stat(desc = "Records idle record lost: the ring buffer was full")]
     pub idle_record_drops: u64,
     #[stat(
-        desc = "Score counts, source (teo, per_choice, seed, kernel) x ideal (by residency, by residency + exit latency) x (chosen - ideal + 9), flattened in that order"
+        desc = "The kernel's cpu_idle_miss verdicts that matched no ended period of the CPU, or another state than it entered"
+    )]
+    pub idle_stray_misses: u64,
+    #[stat(
+        desc = "Score counts, source (teo, per_choice, seed, kernel) x ideal (by residency, by residency + exit latency) x (chosen - ideal + 9), then the kernel's choices again for the periods it judged a miss, verdict (above, below) x ideal x (chosen - ideal + 9), flattened in that order"
     )]
     pub idle_scores: Vec<u64>,
 }
@@ -52,23 +60,25 @@ impl IdleCounters {
             idle_lost_exits: raw.lost_exits,
             idle_overtaken: raw.overtaken,
             idle_record_drops: raw.record_drops,
-            idle_scores: raw.scores.n.iter().flatten().flatten().copied().collect(),
+            idle_stray_misses: raw.stray_misses,
+            idle_scores: Scores::from_bpf(&raw.scores).flat().copied().collect(),
         }
     }
 
-    fn counters_mut(&mut self) -> [&mut u64; 4] {
+    fn counters_mut(&mut self) -> [&mut u64; 5] {
         [
             &mut self.idle_periods,
             &mut self.idle_lost_exits,
             &mut self.idle_overtaken,
             &mut self.idle_record_drops,
+            &mut self.idle_stray_misses,
         ]
     }
 
     /// The machine: everything summed.
     pub fn total<'a>(cpus: impl Iterator<Item = &'a IdleCounters>) -> Self {
         let mut t = IdleCounters {
-            idle_scores: vec![0; SOURCES * IDEALS * DIFFS],
+            idle_scores: vec![0; (SOURCES + MISSES) * IDEALS * DIFFS],
             ..Default::default()
         };
         for c in cpus {
@@ -98,22 +108,19 @@ impl IdleCounters {
     pub fn scores(&self) -> Scores {
         let mut sc = Scores::default();
         let mut it = self.idle_scores.iter();
-        for src in sc.0.iter_mut() {
-            for ideal in src.iter_mut() {
-                for b in ideal.iter_mut() {
-                    *b = it.next().copied().unwrap_or(0);
-                }
-            }
+        for b in sc.flat_mut() {
+            *b = it.next().copied().unwrap_or(0);
         }
         sc
     }
 
-    pub fn values(&self) -> [u64; 4] {
+    pub fn values(&self) -> [u64; 5] {
         [
             self.idle_periods,
             self.idle_lost_exits,
             self.idle_overtaken,
             self.idle_record_drops,
+            self.idle_stray_misses,
         ]
     }
 }
@@ -121,7 +128,7 @@ impl IdleCounters {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::idle::reference::{BY_RESIDENCY, SEED, TEO};
+    use crate::idle::reference::{BY_EXIT, BY_RESIDENCY, SEED, TEO};
     use crate::idle::table::MAX;
 
     fn raw(periods: u64) -> bpf_intf::cadence_idle_cpu {
@@ -130,18 +137,21 @@ mod tests {
         r.periods = periods;
         r.scores.n[TEO][BY_RESIDENCY][MAX - 1] = periods;
         r.scores.n[SEED][BY_RESIDENCY][MAX] = periods;
+        r.scores.miss[1][BY_EXIT][MAX - 2] = periods;
         r
     }
 
     #[test]
     fn buckets_keep_their_place_through_the_flat_list() {
         let c = IdleCounters::from_bpf(&raw(5));
-        // 4 sources x 2 ideals x 19 differences (-9..=9).
-        assert_eq!(c.idle_scores.len(), 152);
+        // 4 sources and 2 verdicts x 2 ideals x 19 differences (-9..=9).
+        assert_eq!(c.idle_scores.len(), 228);
         let sc = c.scores();
-        assert_eq!(sc.0[TEO][BY_RESIDENCY][MAX - 1], 5);
-        assert_eq!(sc.0[SEED][BY_RESIDENCY][MAX], 5);
-        assert_eq!(sc.0.iter().flatten().flatten().sum::<u64>(), 10);
+        assert_eq!(sc.n[TEO][BY_RESIDENCY][MAX - 1], 5);
+        assert_eq!(sc.n[SEED][BY_RESIDENCY][MAX], 5);
+        assert_eq!(sc.n.iter().flatten().flatten().sum::<u64>(), 10);
+        assert_eq!(sc.miss[1][BY_EXIT][MAX - 2], 5);
+        assert_eq!(sc.flat().sum::<u64>(), 15);
     }
 
     #[test]
@@ -152,9 +162,9 @@ mod tests {
         );
         let t = IdleCounters::total([&a, &b].into_iter());
         assert_eq!(t.idle_periods, 12);
-        assert_eq!(t.scores().0[TEO][BY_RESIDENCY][MAX - 1], 12);
+        assert_eq!(t.scores().n[TEO][BY_RESIDENCY][MAX - 1], 12);
         let d = b.delta(&a);
         assert_eq!(d.idle_periods, 2);
-        assert_eq!(d.scores().0[SEED][BY_RESIDENCY][MAX], 2);
+        assert_eq!(d.scores().n[SEED][BY_RESIDENCY][MAX], 2);
     }
 }

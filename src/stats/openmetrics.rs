@@ -272,12 +272,31 @@ fn write_idle<W: Write>(m: &Metrics, w: &mut W) -> Result<()> {
     let sc = m.idle.scores();
     for (src, name) in SOURCE_NAMES.iter().enumerate() {
         for (ideal, ideal_name) in ["residency", "exit"].iter().enumerate() {
-            for (b, n) in sc.0[src][ideal].iter().enumerate() {
+            for (b, n) in sc.n[src][ideal].iter().enumerate() {
                 if *n > 0 {
                     let miss = b as i64 - (MAX as i64 - 1);
                     writeln!(
                         w,
                         "{PREFIX}_idle_predictions_total{{source=\"{name}\",ideal=\"{ideal_name}\",miss=\"{miss}\"}} {n}"
+                    )?;
+                }
+            }
+        }
+    }
+    family(
+        w,
+        "idle_kernel_misses",
+        "counter",
+        "The kernel's own idle-state choices that its power:cpu_idle_miss judged a miss, by verdict (above: too deep, below: too shallow), ideal and miss (chosen - ideal)",
+    )?;
+    for (v, verdict) in ["above", "below"].iter().enumerate() {
+        for (ideal, ideal_name) in ["residency", "exit"].iter().enumerate() {
+            for (b, n) in sc.miss[v][ideal].iter().enumerate() {
+                if *n > 0 {
+                    let miss = b as i64 - (MAX as i64 - 1);
+                    writeln!(
+                        w,
+                        "{PREFIX}_idle_kernel_misses_total{{verdict=\"{verdict}\",ideal=\"{ideal_name}\",miss=\"{miss}\"}} {n}"
                     )?;
                 }
             }
@@ -444,13 +463,13 @@ mod idle_tests {
         let cpu = |periods: u64| {
             let mut c = IdleCounters {
                 idle_periods: periods,
-                idle_scores: vec![0; 152],
                 ..Default::default()
             };
             let mut sc = c.scores();
-            sc.0[TEO][BY_RESIDENCY][MAX - 1] = periods;
-            sc.0[SEED][BY_EXIT][MAX + 1] = 1;
-            c.idle_scores = sc.0.iter().flatten().flatten().copied().collect();
+            sc.n[TEO][BY_RESIDENCY][MAX - 1] = periods;
+            sc.n[SEED][BY_EXIT][MAX + 1] = 1;
+            sc.miss[0][BY_RESIDENCY][MAX] = 2;
+            c.idle_scores = sc.flat().copied().collect();
             c
         };
         let mut m = Metrics::default().with_idle(BTreeMap::from([(0, cpu(3)), (5, cpu(4))]));
@@ -477,6 +496,17 @@ mod idle_tests {
         assert_eq!(
             text.matches("scx_cadence_idle_predictions_total{").count(),
             2
+        );
+        assert!(
+            text.contains(
+                "scx_cadence_idle_kernel_misses_total{verdict=\"above\",ideal=\"residency\",miss=\"1\"} 4\n"
+            ),
+            "{text}"
+        );
+        assert_eq!(
+            text.matches("scx_cadence_idle_kernel_misses_total{")
+                .count(),
+            1
         );
         assert!(text.contains("scx_cadence_idle_qos_cpus 2\n"), "{text}");
         assert!(text.ends_with("# EOF\n"));

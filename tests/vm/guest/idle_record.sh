@@ -177,3 +177,33 @@ while time.time() < end:
 	[ "$(sched_state)" = enabled ] || fail "the scheduler detached" || return 1
 	stop_sched
 }
+
+# stray_misses CPU: the scheduler's count of verdicts it did not take on CPU.
+stray_misses() {
+	"$SCHED" stats --format openmetrics |
+		sed -n "s/^scx_cadence_idle_stray_misses_total{cpu=\"$1\"} //p"
+}
+
+# The kernel's verdicts on its own choices (power:cpu_idle_miss) reach the
+# period they judge (issue 50): fired as cpuidle_enter_state() fires them,
+# on the CPU that just left idle, before it idles again, through
+# BPF_PROG_TEST_RUN (no cpuidle driver here: idle_miss.py). Each taken
+# verdict is on the period that ended just before it, and no other; one of
+# another CPU or another state is counted as stray and taken nowhere.
+case_idle_record_takes_the_kernels_verdicts() {
+	local trace=$VM_OUT/idle_miss.trace done=$VM_OUT/idle_miss.json rec before after
+	start_sched "$VM_OUT/idle_miss.sched.log" --idle-states "$RECORD_STATES" || return 1
+	"$SCHED" idle record --seconds 5 --format json "$trace" >"$VM_OUT/idle_miss.live.json" &
+	rec=$!
+	sleep 1
+	before=$(stray_misses 2)
+	python3 "$GUEST/idle_miss.py" inject 2 "$done" || fail "the injection failed" || return 1
+	after=$(stray_misses 2)
+	wait "$rec" || fail "idle record failed: $(cat "$VM_OUT/idle_miss.live.json")" || return 1
+	python3 "$GUEST/idle_miss.py" check "$done" "$trace" ||
+		fail "the verdicts did not land on their periods (see above)" || return 1
+	echo "stray verdicts counted on CPU 2: $before -> $after"
+	[ "$((after - before))" -eq 24 ] || fail "stray verdicts grew by $((after - before)), want 24" || return 1
+	[ "$(sched_state)" = enabled ] || fail "the scheduler detached" || return 1
+	stop_sched
+}

@@ -105,7 +105,7 @@ case_pinned_maps() {
 		"cgroups:cpu_weight weight active contributed parent_id level bw_throttled bw_quota_ns bw_period_ns bw_runtime_ns bw_nr_throttled"
 		"idle_states:nr disabled residency_ns exit_latency_ns"
 		"idle_table:generation learned nr_states hits intercepts total short_idles weight seed_weight periods"
-		"idle_cpu:entry_ns state work_synced work_generation periods lost_exits overtaken record_drops scores record_scores"
+		"idle_cpu:entry_ns state work_synced work_generation periods lost_exits overtaken record_drops stray_misses scores record_scores miss kernel_miss"
 		"idle_ctl:record_gen kernel_indices"
 		"place_topo:nr_cpus nr_small nr_big cpu_small small_cpus small_big big_first_small big_nr_small llc_first_big llc_nr_big idle_exit_ns"
 		"cpu_stats:select_prev_core select_busy place_prev_small place_idle_big place_idle_small place_near_small place_near_big place_near_llc place_any place_busy enq_pinned enq_idle enq_llc enq_lag_floor enq_wait_cap enq_kick_idle dispatch_cpu dispatch_llc dispatch_steal dispatch_balance dispatch_keep tick_preempt policy_refresh wake_preempt wake_parity wake_sync wake_overtake move_thread move_small move_big move_wake move_requeue move_queue dispatch_defer enq_stay dispatch_rebalance dispatch_make_room dispatch_starved tick_rcu_reader tick_wake_preempt wake_preempt_spent wake_sync_yield wake_parity_kick wake_parity_fired slice_timer_kick slice_timer_rcu yield_forfeit cgroup_untracked"
