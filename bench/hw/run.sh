@@ -204,6 +204,10 @@ for round in $(seq "$rounds"); do
 			measure "$w" "run_$w"
 		done
 		if [ -n "$pid" ]; then
+			# The idle learner's table over this round, with the kernel's
+			# own verdicts (cpu_idle_miss) against the ideal where its
+			# cpuidle driver judged; the last round's goes in the summary.
+			"$SCHED" idle stats >"$out/$name.idle.txt" 2>&1 || true
 			kill -INT "$pid"
 			wait "$pid" || {
 				pid=""
@@ -234,6 +238,16 @@ cp "$raw" "${result%.md}.csv"
 	echo "  (a thread per CPU, 1 ms) for ${CYC_S} s beside a steady \`hackbench -g 2\`."
 	echo
 	python3 "$HW/summarize.py" "$raw"
+	echo
+	echo "### Idle-state predictions (\`scx_cadence idle stats\`, last round)"
+	echo
+	echo "The \`kernel\` row is the machine's cpuidle governor; \`k.above\` and \`k.below\` its periods the kernel itself called a miss (power:cpu_idle_miss), the check of the ideal the other rows are scored against."
+	for s in "${SCHEDS[@]}"; do
+		[ -e "$out/$s.idle.txt" ] || continue
+		printf '\n%s:\n\n```\n' "$s"
+		cat "$out/$s.idle.txt"
+		printf '```\n'
+	done
 	echo
 	if "$PLOT_PYTHON" -c 'import matplotlib' 2>/dev/null; then
 		# Its own metrics: some share summarize.py's names, not their loads.

@@ -38,5 +38,8 @@ case_hw_kit_dry_run() {
 	grep -q '^| hackbench_time_s | [0-9.]* | .*x; ' "$dir/summary.md" ||
 		fail "no hackbench row with ratios in the summary: $(grep hackbench "$dir/summary.md")" || return 1
 	grep -q 'Dry run' "$dir/summary.md" || fail "the summary does not say it is a dry run" || return 1
+	# No cpuidle driver here: each preset's idle table says its learner is off.
+	[ "$(grep -c 'the idle learner is off' "$dir/summary.md")" -eq 3 ] ||
+		fail "the summary lacks the presets' idle stats: $(grep -A3 'Idle-state' "$dir/summary.md")" || return 1
 	[ "$(sched_state)" = disabled ] || fail "sched_ext is $(sched_state) after the kit"
 }
