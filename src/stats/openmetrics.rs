@@ -16,6 +16,7 @@ use super::cpufreq::CPUFREQ_COUNTERS;
 use super::idle::IDLE_COUNTERS;
 use super::util::UTIL_COUNTERS;
 use super::{CpuMetrics, CpuUtil, Metrics};
+use crate::idle::period::{DIFFS, IDEALS};
 use crate::idle::score_table::SOURCE_NAMES;
 use crate::idle::table::MAX;
 
@@ -253,6 +254,28 @@ fn write_cgroups<W: Write>(m: &Metrics, w: &mut W) -> Result<()> {
     Ok(())
 }
 
+/// @metric's counts per ideal and bucket under @label, the buckets never
+/// hit left out: `miss` is the bucket's chosen - ideal.
+fn write_buckets<W: Write>(
+    w: &mut W,
+    metric: &str,
+    label: &str,
+    by_ideal: &[[u64; DIFFS]; IDEALS],
+) -> Result<()> {
+    for (ideal, ideal_name) in ["residency", "exit"].iter().enumerate() {
+        for (b, n) in by_ideal[ideal].iter().enumerate() {
+            if *n > 0 {
+                let miss = b as i64 - (MAX as i64 - 1);
+                writeln!(
+                    w,
+                    "{PREFIX}_{metric}_total{{{label},ideal=\"{ideal_name}\",miss=\"{miss}\"}} {n}"
+                )?;
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The idle learner: its counters per CPU, and the machine's predictions
 /// by source, ideal and miss (chosen - ideal: 0 correct, +k too deep, -k
 /// too shallow), only the buckets that were ever hit.
@@ -271,17 +294,8 @@ fn write_idle<W: Write>(m: &Metrics, w: &mut W) -> Result<()> {
     )?;
     let sc = m.idle.scores();
     for (src, name) in SOURCE_NAMES.iter().enumerate() {
-        for (ideal, ideal_name) in ["residency", "exit"].iter().enumerate() {
-            for (b, n) in sc.n[src][ideal].iter().enumerate() {
-                if *n > 0 {
-                    let miss = b as i64 - (MAX as i64 - 1);
-                    writeln!(
-                        w,
-                        "{PREFIX}_idle_predictions_total{{source=\"{name}\",ideal=\"{ideal_name}\",miss=\"{miss}\"}} {n}"
-                    )?;
-                }
-            }
-        }
+        let label = format!("source=\"{name}\"");
+        write_buckets(w, "idle_predictions", &label, &sc.n[src])?;
     }
     family(
         w,
@@ -290,17 +304,8 @@ fn write_idle<W: Write>(m: &Metrics, w: &mut W) -> Result<()> {
         "The kernel's own idle-state choices that its power:cpu_idle_miss judged a miss, by verdict (above: too deep, below: too shallow), ideal and miss (chosen - ideal)",
     )?;
     for (v, verdict) in ["above", "below"].iter().enumerate() {
-        for (ideal, ideal_name) in ["residency", "exit"].iter().enumerate() {
-            for (b, n) in sc.miss[v][ideal].iter().enumerate() {
-                if *n > 0 {
-                    let miss = b as i64 - (MAX as i64 - 1);
-                    writeln!(
-                        w,
-                        "{PREFIX}_idle_kernel_misses_total{{verdict=\"{verdict}\",ideal=\"{ideal_name}\",miss=\"{miss}\"}} {n}"
-                    )?;
-                }
-            }
-        }
+        let label = format!("verdict=\"{verdict}\"");
+        write_buckets(w, "idle_kernel_misses", &label, &sc.miss[v])?;
     }
     family(
         w,
