@@ -65,9 +65,10 @@ struct {
 } idle_ctl SEC(".maps");
 
 /*
- * `idle record`'s ring buffer: 4 MiB holds about 47,000 periods of 88
- * bytes, most of a second of them on a busy 64-CPU machine (1,000 a second
- * each), against the 100 ms between two reads of the recorder. Submitted without a wake-up, as
+ * `idle record`'s ring buffer: 4 MiB holds about 43,000 periods of 88
+ * bytes (96 with the ring buffer's header), most of a second of them on a
+ * busy 64-CPU machine (1,000 a second each), against the 100 ms between
+ * two reads of the recorder. Submitted without a wake-up, as
  * cpufreq_trace's records (cpufreq.bpf.c): a recorder woken per period
  * makes periods of its own (15,000-20,000 of 5 s of the VM case's
  * sleepers, against 5,265 without).
@@ -415,7 +416,6 @@ static __always_inline void idle_enter(u32 cpu, s32 kernel_state, u64 now)
 		     kernel_known, &e);
 
 	c->entry = e;
-	c->entry_ns = now;
 	/* The tick as this period runs under it: stopped or kept, as the kernel decided. */
 	c->tick_due_ns = tick_due();
 	c->entered_polls = kernel_known && (s->polling & (1U << (kernel_state & 31)));
@@ -425,6 +425,12 @@ static __always_inline void idle_enter(u32 cpu, s32 kernel_state, u64 now)
 		if (pol->idle_place != CADENCE_IDLE_PLACE_OFF)
 			place_note_idle_exit(cpu, s->exit_latency_ns[st(acting)]);
 	}
+	/*
+	 * The period starts as this program ends, as cpuidle_enter_state()'s
+	 * clock starts after the tracepoint: the period is then the time the
+	 * kernel's own verdict measures, without the learning above.
+	 */
+	c->entry_ns = bpf_ktime_get_ns();
 }
 
 /*
@@ -484,11 +490,11 @@ int BPF_PROG(cadence_cpu_idle, unsigned int state, unsigned int cpu_id)
 /*
  * The kernel's verdict on the period that just ended, for the cross-check
  * of the ideal (docs/idle.md): cpuidle_enter_state() fires it on the idle
- * CPU after the exit, with interrupts on but before the idle loop can enter
- * again, so the period it judges is the one waiting for the next entry.
- * Without a cpuidle driver nothing fires it (the test VM drives this
- * program through BPF_PROG_TEST_RUN). A raw tracepoint, not tp_btf: that
- * is the kind BPF_PROG_TEST_RUN runs.
+ * CPU after the exit (with interrupts on but for a coupled state), before
+ * the idle loop can enter again, so the period it judges is the one
+ * waiting for the next entry. Without a cpuidle driver nothing fires it
+ * (the test VM drives this program through BPF_PROG_TEST_RUN). A raw
+ * tracepoint, not tp_btf: that is the kind BPF_PROG_TEST_RUN runs.
  * TP_PROTO(unsigned int cpu_id, unsigned int state, bool below),
  * include/trace/events/power.h.
  */
@@ -497,7 +503,7 @@ int BPF_PROG(cadence_cpu_idle_miss, unsigned int cpu_id, unsigned int state, boo
 {
 	struct cadence_idle_cpu *c = idle_cpu_here();
 
-	/* No period learned from here or in progress: the learner is off. */
+	/* No period learned from here or in progress: the learner is off; not counted. */
 	if (!c || (!c->ended_ns && !c->entry_ns))
 		return 0;
 	/*

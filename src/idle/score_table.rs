@@ -103,8 +103,9 @@ pub fn verdict_check(kernel: &Row, misses: &[Row]) -> Option<String> {
         return None;
     }
     let missed = |r: &Row| r.too_deep() + r.too_shallow();
-    let rest = kernel.periods - above.periods - below.periods;
-    let rest_missed = missed(kernel) - missed(above) - missed(below);
+    // Saturating: a map read can catch a subset's count ahead of its whole.
+    let rest = kernel.periods.saturating_sub(above.periods + below.periods);
+    let rest_missed = missed(kernel).saturating_sub(missed(above) + missed(below));
     let pct = |n: u64, of: u64| {
         if of == 0 {
             0.0
