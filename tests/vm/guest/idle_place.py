@@ -47,10 +47,18 @@ def sample(n: int) -> list:
 sleeper = subprocess.Popen(
     ["taskset", "-c", str(SLEEPER_CPU), "python3", "-c",
      "import time\nwhile True: time.sleep(0.002)"])
+# It says when it spins: before, its Python starts up, which waits on the
+# file system with CPU 3 idle (a CI run sampled C6 there 1 s after the
+# start, and 0 from the next sample on).
+started = time.monotonic()
 spinner = subprocess.Popen(
-    ["taskset", "-c", str(SPINNER_CPU), "python3", "-c", "while True: pass"])
+    ["taskset", "-c", str(SPINNER_CPU), "python3", "-c",
+     "print('spinning', flush=True)\nwhile True: pass"],
+    stdout=subprocess.PIPE, text=True)
 failures = []
 try:
+    spinner.stdout.readline()
+    print(f"the spinner spins {time.monotonic() - started:.2f} s after its start")
     time.sleep(1)
     shallow = sample(SAMPLES)
     nr_cpus = os.cpu_count()
