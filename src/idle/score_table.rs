@@ -19,7 +19,7 @@ pub const TEO: usize = bpf_intf::cadence_idle_source_CADENCE_IDLE_SRC_TEO as usi
 pub const PER_CHOICE: usize = bpf_intf::cadence_idle_source_CADENCE_IDLE_SRC_PER_CHOICE as usize;
 pub const SEED: usize = bpf_intf::cadence_idle_source_CADENCE_IDLE_SRC_SEED as usize;
 pub const KERNEL: usize = bpf_intf::cadence_idle_source_CADENCE_IDLE_SRC_KERNEL as usize;
-/// The kernel's verdict rows, by Miss::index.
+/// The kernel's verdict rows, in the order of Scores::miss.
 pub const MISS_NAMES: [&str; MISSES] = ["k.above", "k.below"];
 /// Column groups, by enum cadence_idle_ideal.
 pub const IDEAL_NAMES: [&str; 2] = [

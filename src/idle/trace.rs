@@ -10,6 +10,10 @@
 //!   "kernel_state":-1,"rand":..}}
 //! ```
 //!
+//! A period also carries the tick and PM QoS inputs teo read, and, where
+//! the kernel judged it, its verdict (`"kernel_miss":"above"` or
+//! `"below"`).
+//!
 //! A CPU's `table` record is its table as it stood when it joined the
 //! recording, before its first period; its periods follow in order. Empty
 //! lines are skipped.
