@@ -19,7 +19,9 @@ pub const TEO: usize = bpf_intf::cadence_idle_source_CADENCE_IDLE_SRC_TEO as usi
 pub const PER_CHOICE: usize = bpf_intf::cadence_idle_source_CADENCE_IDLE_SRC_PER_CHOICE as usize;
 pub const SEED: usize = bpf_intf::cadence_idle_source_CADENCE_IDLE_SRC_SEED as usize;
 pub const KERNEL: usize = bpf_intf::cadence_idle_source_CADENCE_IDLE_SRC_KERNEL as usize;
-/// The kernel's verdict rows, in the order of Scores::miss.
+/// The kernel's verdicts, as cpuidle's sysfs counters name them, in the
+/// order of Scores::miss, and the names of their rows in the table.
+pub const VERDICT_NAMES: [&str; MISSES] = ["above", "below"];
 pub const MISS_NAMES: [&str; MISSES] = ["k.above", "k.below"];
 /// Column groups, by enum cadence_idle_ideal.
 pub const IDEAL_NAMES: [&str; 2] = [
@@ -106,21 +108,19 @@ pub fn verdict_check(kernel: &Row, misses: &[Row]) -> Option<String> {
     // Saturating: a map read can catch a subset's count ahead of its whole.
     let rest = kernel.periods.saturating_sub(above.periods + below.periods);
     let rest_missed = missed(kernel).saturating_sub(missed(above) + missed(below));
-    let pct = |n: u64, of: u64| {
-        if of == 0 {
-            0.0
-        } else {
-            100.0 * n as f64 / of as f64
-        }
+    let rest_pct = if rest == 0 {
+        0.0
+    } else {
+        100.0 * rest_missed as f64 / rest as f64
     };
     Some(format!(
         "  the kernel's cpu_idle_miss: \"above\" on {} periods, {:.2}% too deep here; \"below\" on {}, {:.2}% too shallow here; {} without a verdict, {:.2}% a miss here",
         above.periods,
-        pct(above.too_deep(), above.periods),
+        above.pct(above.too_deep()),
         below.periods,
-        pct(below.too_shallow(), below.periods),
+        below.pct(below.too_shallow()),
         rest,
-        pct(rest_missed, rest)
+        rest_pct
     ))
 }
 

@@ -156,13 +156,16 @@ pub fn counts(scores: &Scores) -> serde_json::Value {
         });
     let mut out: serde_json::Map<_, _> = sources.collect();
     let misses = score_table::miss_rows(scores);
-    let verdicts = ["above", "below"].iter().enumerate().map(|(v, name)| {
-        let by = serde_json::json!({
-            "residency": row(&misses[period::BY_RESIDENCY][v]),
-            "exit": row(&misses[period::BY_EXIT][v]),
+    let verdicts = score_table::VERDICT_NAMES
+        .iter()
+        .enumerate()
+        .map(|(v, name)| {
+            let by = serde_json::json!({
+                "residency": row(&misses[period::BY_RESIDENCY][v]),
+                "exit": row(&misses[period::BY_EXIT][v]),
+            });
+            (name.to_string(), by)
         });
-        (name.to_string(), by)
-    });
     out.insert(
         "kernel_misses".into(),
         serde_json::Value::Object(verdicts.collect()),

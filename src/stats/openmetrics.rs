@@ -17,7 +17,7 @@ use super::idle::IDLE_COUNTERS;
 use super::util::UTIL_COUNTERS;
 use super::{CpuMetrics, CpuUtil, Metrics};
 use crate::idle::period::{DIFFS, IDEALS};
-use crate::idle::score_table::SOURCE_NAMES;
+use crate::idle::score_table::{SOURCE_NAMES, VERDICT_NAMES};
 use crate::idle::table::MAX;
 
 /// Prefix of every metric family name.
@@ -303,7 +303,7 @@ fn write_idle<W: Write>(m: &Metrics, w: &mut W) -> Result<()> {
         "counter",
         "The kernel's own idle-state choices that its power:cpu_idle_miss judged a miss, by verdict (above: too deep, below: too shallow), ideal and miss (chosen - ideal)",
     )?;
-    for (v, verdict) in ["above", "below"].iter().enumerate() {
+    for (v, verdict) in VERDICT_NAMES.iter().enumerate() {
         let label = format!("verdict=\"{verdict}\"");
         write_buckets(w, "idle_kernel_misses", &label, &sc.miss[v])?;
     }
