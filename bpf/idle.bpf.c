@@ -454,7 +454,6 @@ static __always_inline void idle_exit(u64 now)
 	c->entry_ns = 0;
 	c->entry.tick.woke = now >= c->tick_due_ns;
 	c->entry.tick.poll_limit = c->entered_polls && poll_gave_up();
-	c->entry.kernel_miss = CADENCE_IDLE_MISS_NONE;
 	c->tick_stopped = tick_stopped_now();
 }
 
