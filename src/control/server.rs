@@ -296,6 +296,23 @@ mod tests {
         t.join().unwrap();
     }
 
+    /// A reader whose deadline passed before it first read (a server thread
+    /// not run for the whole READ_TIMEOUT on a loaded machine) still takes
+    /// the request that is waiting, and fails at once without one.
+    #[test]
+    fn a_late_reader_takes_the_request_that_came_on_time() {
+        let (rx, mut tx) = UnixStream::pair().unwrap();
+        let past = Instant::now();
+        std::thread::sleep(Duration::from_millis(2));
+        let mut by = ReadBy {
+            conn: &rx,
+            until: past,
+        };
+        assert_eq!(read_line(&mut by).unwrap_err(), NO_REQUEST);
+        tx.write_all(b"{\"cmd\":\"get\"}\n").unwrap();
+        assert_eq!(read_line(&mut by).unwrap(), b"{\"cmd\":\"get\"}");
+    }
+
     #[test]
     fn only_a_socket_is_replaced_at_the_socket_path() {
         let s = crate::owned::tests::Scratch::new("sock-file");

@@ -5,31 +5,48 @@ import json
 import os
 import socket
 import subprocess
+import time
 
 PIN_DIR = os.environ.get("PIN_DIR", "/sys/fs/bpf/scx_cadence")
 CTL_SOCKET = os.environ.get("CTL_SOCKET", "/run/scx_cadence/ctl.sock")
 
 
-def request_raw(data: bytes, timeout: float = 60.0) -> dict:
-    """Sends raw bytes as one request; returns the JSON reply."""
+def run_delay_ms() -> float:
+    """How long this thread has waited runnable for a CPU, ms (schedstat)."""
+    with open("/proc/thread-self/schedstat") as f:
+        return int(f.read().split()[1]) / 1e6
+
+
+def request_raw(data: bytes, timeout: float = 60.0, timing: dict = None) -> dict:
+    """Sends raw bytes as one request; returns the JSON reply. With @timing,
+    fills it with where the request's time went, ms: connect, send (the
+    request written), reply (the answer read), and waited (how much of it
+    this client spent runnable without a CPU)."""
+    t0, w0 = time.monotonic(), run_delay_ms()
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
         s.settimeout(timeout)
         s.connect(CTL_SOCKET)
+        t1 = time.monotonic()
         try:
             s.sendall(data)
         except (BrokenPipeError, ConnectionResetError):
             pass  # the server stopped reading (oversized); its reply waits
+        t2 = time.monotonic()
         buf = b""
         while not buf.endswith(b"\n"):
             chunk = s.recv(65536)
             if not chunk:
                 break
             buf += chunk
+    if timing is not None:
+        t3 = time.monotonic()
+        timing.update(connect=round((t1 - t0) * 1e3, 1), send=round((t2 - t1) * 1e3, 1),
+                      reply=round((t3 - t2) * 1e3, 1), waited=round(run_delay_ms() - w0, 1))
     return json.loads(buf)
 
 
-def request(obj: dict) -> dict:
-    return request_raw(json.dumps(obj).encode() + b"\n")
+def request(obj: dict, timing: dict = None) -> dict:
+    return request_raw(json.dumps(obj).encode() + b"\n", timing=timing)
 
 
 class _Bpftool:

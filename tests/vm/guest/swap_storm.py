@@ -7,6 +7,9 @@ swap, every CPU's copy (policy_cpu) must catch up too. A busy CPU refreshes
 its copy at its next tick, which under single-threaded TCG can come after
 bpftool's first read, so the copies are polled for up to CATCH_UP_S; the
 slowest catch-up is printed. A CPU that never refreshes still fails.
+Where the slowest request's time went (connect, send, reply, and how long
+this client waited for a CPU) is printed, and that of any request that
+failed.
 
     swap_storm.py SCHED_BINARY N_SWAPS WORK_DIR
 """
@@ -53,6 +56,7 @@ def one_swap(i):
 generation = request({"cmd": "get"})["generation"]
 failures = 0
 slowest = 0.0
+slowest_request = {"total": 0.0}
 start = time.monotonic()
 for i in range(n_swaps):
     req, argv, must = one_swap(i)
@@ -67,10 +71,16 @@ for i in range(n_swaps):
             failures += 1
             print(f"swap {i}: ctl said {out.stdout.strip()!r}, server has {reply['generation']}")
     else:
-        reply = request(req)
+        timing = {}
+        reply = request(req, timing)
+        timing["total"] = round(sum(timing[k] for k in ("connect", "send", "reply")), 1)
+        if timing["total"] > slowest_request["total"]:
+            slowest_request = dict(timing, swap=i)
     if reply.get("error") or reply["generation"] != generation + 1:
         failures += 1
         print(f"swap {i}: {req['cmd']} gave {reply}")
+        if i % 25:
+            print(f"swap {i}: its request's time, ms: {timing}")
         generation = reply["generation"]
         continue
     generation = reply["generation"]
@@ -99,4 +109,5 @@ for i in range(n_swaps):
 elapsed = time.monotonic() - start
 print(f"{n_swaps} swaps in {elapsed:.0f} s, {failures} failed, last generation {generation}, "
       f"slowest catch-up of every CPU's copy {slowest * 1000:.0f} ms")
+print(f"slowest request, ms: {slowest_request}")
 sys.exit(1 if failures else 0)
