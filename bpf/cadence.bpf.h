@@ -307,11 +307,41 @@ void group_refresh_weight(const struct task_struct *p, struct task_ctx *tctx, bo
 void group_bw_init(struct cgroup *cgrp, struct scx_cgroup_init_args *args);
 void group_bw_set(struct cgroup *cgrp, u64 period_us, u64 quota_us, u64 burst_us);
 void group_bw_forget(struct cgroup *cgrp);
-bool group_bw_charge(struct task_ctx *tctx, u64 now);
-bool group_bw_throttled(u64 cgroup_id);
-bool group_bw_task_throttled(struct task_struct *p);
+bool __group_bw_charge(struct task_ctx *tctx, u64 now);
+bool __group_bw_throttled(u64 cgroup_id);
+bool __group_bw_task_throttled(struct task_struct *p);
 void group_bw_timer_setup(void);
 void group_bw_tick(void);
+/*
+ * Cgroups with a cpu.max limit (cgroup_bw.bpf.c). Without one, as on most
+ * machines, cpu.max costs the callbacks a test, not a call.
+ */
+extern u32 nr_bw_limited;
+
+/*
+ * Charge the time @tctx's task ran since its last charge, up to @now, to
+ * its limited cgroups: true if one is throttled (cgroup_bw.bpf.c). Without
+ * limits only the start of the next charge moves.
+ */
+static __always_inline bool group_bw_charge(struct task_ctx *tctx, u64 now)
+{
+	if (nr_bw_limited)
+		return __group_bw_charge(tctx, now);
+	tctx->bw_charged_at = now;
+	return false;
+}
+
+/* Cgroup @cgroup_id (0: the root) or an ancestor is past its cpu.max. */
+static __always_inline bool group_bw_throttled(u64 cgroup_id)
+{
+	return nr_bw_limited && __group_bw_throttled(cgroup_id);
+}
+
+/* @p's cgroups hold it: enqueue() will put it to wait (select_cpu()). */
+static __always_inline bool group_bw_task_throttled(struct task_struct *p)
+{
+	return nr_bw_limited && __group_bw_task_throttled(p);
+}
 
 /* main.bpf.c: queue a task released from its cgroup's cpu.max wait. */
 bool queue_released(const struct task_struct *p, struct task_ctx *tctx, s32 cpu, u64 *dsq,

@@ -49,8 +49,11 @@
  */
 #define CADENCE_BW_TIMER_MIN_NS (100 * CADENCE_NSEC_PER_USEC)
 
-/* Cgroups with a limit (a quota other than "max"): 0, and nothing here runs. */
-static u32 nr_bw_limited;
+/*
+ * Cgroups with a limit (a quota other than "max"): 0, and nothing here runs.
+ * The callbacks test it before calling in (cadence.bpf.h).
+ */
+u32 nr_bw_limited;
 /* The period timer has its callback (group_bw_timer_setup()). */
 static bool bw_timer_ready;
 /* The period timer is armed (or being armed). */
@@ -325,10 +328,11 @@ __hidden void group_bw_tick(void)
 /*
  * Charge the CPU time @tctx's task ran since its last charge, up to @now,
  * to its cgroup and each ancestor with a limit: true if one of them is
- * throttled (its task should stop). Called at each tick and when it stops;
- * running() starts the count.
+ * throttled (its task should stop). Called at each tick and when it stops,
+ * while a limit exists (group_bw_charge(), cadence.bpf.h); running() starts
+ * the count.
  */
-__hidden bool group_bw_charge(struct task_ctx *tctx, u64 now)
+__hidden bool __group_bw_charge(struct task_ctx *tctx, u64 now)
 {
 	u64 delta = now - tctx->bw_charged_at;
 	struct cadence_cgroup *g;
@@ -357,8 +361,8 @@ __hidden bool group_bw_charge(struct task_ctx *tctx, u64 now)
 	return throttled;
 }
 
-/* Cgroup @cgroup_id (0: the root) or an ancestor is past its cpu.max. */
-__hidden bool group_bw_throttled(u64 cgroup_id)
+/* group_bw_throttled() (cadence.bpf.h), while a limit exists. */
+__hidden bool __group_bw_throttled(u64 cgroup_id)
 {
 	if (!nr_bw_limited || !bw_chain_throttled(cgroup_id))
 		return false;
@@ -369,8 +373,8 @@ __hidden bool group_bw_throttled(u64 cgroup_id)
 	return true;
 }
 
-/* @p's cgroups hold it: enqueue() will put it to wait (select_cpu()). */
-__hidden bool group_bw_task_throttled(struct task_struct *p)
+/* group_bw_task_throttled() (cadence.bpf.h), while a limit exists. */
+__hidden bool __group_bw_task_throttled(struct task_struct *p)
 {
 	struct task_ctx *tctx;
 
