@@ -1,6 +1,17 @@
 """The tick inputs of recorded idle periods against the kernel's own events.
 
-Usage: idle_tick.py TRACE FTRACE TICK_NS
+  idle_tick.py interrupt CPU PERIOD_NS SECS   interrupt CPU's idle loop
+  idle_tick.py check TRACE FTRACE TICK_NS     hold a trace against ftrace
+
+interrupt opens a cpu-clock perf event on CPU (no task, no ring buffer):
+its hrtimer, pinned to CPU, fires every PERIOD_NS for SECS seconds and
+wakes no task, so an idle CPU handles it and goes back to idle without
+leaving the idle loop. With PERIOD_NS above a tick, the tick is stopped at
+each such entry after the first, the case the kernel calls "stopped"
+below; nothing else in the VM gives it reliably (a wake-up of a task
+leaves the loop).
+
+check:
 
 TRACE is an `idle record` trace; FTRACE the text of /sys/kernel/tracing/trace
 over the same seconds, with trace_clock mono (the clock of
@@ -24,14 +35,42 @@ periods for each input, see both answers for each on some periods, and
 carry TICK_NS on every period.
 """
 
+import ctypes
 import json
+import os
 import re
 import sys
+import time
 
 # An event ("name: fields") or a traced function ("name <-caller").
 EVENT = re.compile(r"\[(\d+)\]\s+\S+\s+(\d+)\.(\d+): (\w+)(?::| <-) ?(.*)")
 ENDLESS = 2**63 - 1
 CPUS = (1, 2, 3)
+# x86-64's perf_event_open syscall number; PERF_TYPE_SOFTWARE and
+# PERF_COUNT_SW_CPU_CLOCK (include/uapi/linux/perf_event.h).
+SYS_PERF_EVENT_OPEN, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK = 298, 1, 0
+
+
+class PerfEventAttr(ctypes.Structure):
+    """struct perf_event_attr up to its flags word (PERF_ATTR_SIZE_VER0 is
+    64 bytes with the union that follows); all flags 0: enabled at open."""
+    _fields_ = [("type", ctypes.c_uint32), ("size", ctypes.c_uint32),
+                ("config", ctypes.c_uint64), ("sample_period", ctypes.c_uint64),
+                ("sample_type", ctypes.c_uint64), ("read_format", ctypes.c_uint64),
+                ("flags", ctypes.c_uint64), ("wakeup_events", ctypes.c_uint32),
+                ("bp_type", ctypes.c_uint32), ("config1", ctypes.c_uint64)]
+
+
+def interrupt(cpu, period_ns, secs):
+    attr = PerfEventAttr(type=PERF_TYPE_SOFTWARE, size=ctypes.sizeof(PerfEventAttr),
+                         config=PERF_COUNT_SW_CPU_CLOCK, sample_period=period_ns)
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    fd = libc.syscall(SYS_PERF_EVENT_OPEN, ctypes.byref(attr), -1, cpu, -1, 0)
+    if fd < 0:
+        sys.exit(f"perf_event_open(cpu-clock on CPU {cpu}): {os.strerror(ctypes.get_errno())}")
+    time.sleep(secs)
+    os.close(fd)
 
 
 def kernel_periods(path):
@@ -72,8 +111,7 @@ def kernel_periods(path):
     return out
 
 
-def main():
-    trace, ftrace, tick_ns = sys.argv[1], sys.argv[2], int(sys.argv[3])
+def check(trace, ftrace, tick_ns):
     recorded = [json.loads(l)["period"] for l in open(trace) if l.startswith('{"period"')]
     kernel = kernel_periods(ftrace)
     bad = []
@@ -83,6 +121,7 @@ def main():
     agree = {"woke": [0, 0], "stopped": [0, 0]}
     seen = {"woke": set(), "stopped": set()}
     matched = 0
+    stopped_by_cpu = {}
     for cpu in CPUS:
         ks = kernel[cpu]
         j = 0
@@ -98,8 +137,11 @@ def main():
                 agree[name][0] += ours == truth
                 agree[name][1] += 1
                 seen[name].add(truth)
+            stopped_by_cpu[cpu] = stopped_by_cpu.get(cpu, 0) + stopped
             j += 1
     print(f"recorded {len(recorded)} periods of CPUs 1-3 and others, matched {matched} to ftrace")
+    print("entered with the tick stopped, by the kernel's events: " +
+          ", ".join(f"CPU {c} {stopped_by_cpu.get(c, 0)}" for c in CPUS))
     if matched < 500:
         bad.append(f"only {matched} periods matched")
     for name, (ok, n) in agree.items():
@@ -114,4 +156,9 @@ def main():
         sys.exit(1)
 
 
-main()
+if len(sys.argv) == 5 and sys.argv[1] == "interrupt":
+    interrupt(int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4]))
+elif len(sys.argv) == 5 and sys.argv[1] == "check":
+    check(sys.argv[2], sys.argv[3], int(sys.argv[4]))
+else:
+    sys.exit(__doc__)
