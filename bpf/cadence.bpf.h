@@ -299,9 +299,29 @@ void group_exit(struct cgroup *cgrp);
 void group_set_weight(struct cgroup *cgrp, u32 cpu_weight);
 u64 group_id_of(struct cgroup *cgrp);
 void group_move(struct task_ctx *tctx, struct cgroup *to);
-void group_count(struct task_ctx *tctx, u32 weight);
-void group_uncount(struct task_ctx *tctx);
-void group_refresh_weight(const struct task_struct *p, struct task_ctx *tctx, bool on);
+void __group_count(struct task_ctx *tctx, u32 weight);
+void __group_uncount(struct task_ctx *tctx);
+void __group_refresh_weight(const struct task_struct *p, struct task_ctx *tctx);
+
+/*
+ * Runnable, of nice weight @weight, the task counts in its cgroup's active
+ * weight (cgroup.bpf.c). A task of the root cgroup counts nowhere: for it,
+ * as for one counted already as it is, this is a test, not a call.
+ */
+static __always_inline void group_count(struct task_ctx *tctx, u32 weight)
+{
+	if (tctx->group_counted_in == tctx->cgroup_id &&
+	    (!tctx->cgroup_id || tctx->group_counted_weight == weight))
+		return;
+	__group_count(tctx, weight);
+}
+
+/* It counts no more (quiescent, or leaving sched_ext). */
+static __always_inline void group_uncount(struct task_ctx *tctx)
+{
+	if (tctx->group_counted_in)
+		__group_uncount(tctx);
+}
 
 /* cgroup_bw.bpf.c: cgroup cpu.max. */
 void group_bw_init(struct cgroup *cgrp, struct scx_cgroup_init_args *args);

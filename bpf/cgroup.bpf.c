@@ -115,14 +115,9 @@ __hidden void group_set_weight(struct cgroup *cgrp, u32 cpu_weight)
 		group_add(g->parent_id, delta);
 }
 
-/*
- * Runnable @p, of nice weight @weight, counts in its cgroup's active weight
- * (in none in the root cgroup).
- */
-__hidden void group_count(struct task_ctx *tctx, u32 weight)
+/* group_count() (cadence.bpf.h) for a task to count anew. */
+__hidden void __group_count(struct task_ctx *tctx, u32 weight)
 {
-	if (tctx->group_counted_in == tctx->cgroup_id && tctx->group_counted_weight == weight)
-		return;
 	group_uncount(tctx);
 	if (!tctx->cgroup_id)
 		return;
@@ -131,21 +126,20 @@ __hidden void group_count(struct task_ctx *tctx, u32 weight)
 	group_add(tctx->cgroup_id, weight);
 }
 
-/* It counts no more (quiescent, or leaving sched_ext). */
-__hidden void group_uncount(struct task_ctx *tctx)
+/* group_uncount() (cadence.bpf.h) for a task that counts. */
+__hidden void __group_uncount(struct task_ctx *tctx)
 {
-	if (!tctx->group_counted_in)
-		return;
 	group_add(tctx->group_counted_in, -(s64)tctx->group_counted_weight);
 	tctx->group_counted_in = 0;
 }
 
 /*
- * The task's weight among all tasks (group_share.bpf.h), and its inverse,
- * into @tctx: its nice weight in the root cgroup, in a cgroup the map does
- * not hold, or with @on false (fairness.cgroups off).
+ * group_refresh_weight() (weight.bpf.h) for a task of a cgroup below the
+ * root with fairness.cgroups on: its weight among all tasks
+ * (group_share.bpf.h), and its inverse, into @tctx; its nice weight in a
+ * cgroup the map does not hold.
  */
-__hidden void group_refresh_weight(const struct task_struct *p, struct task_ctx *tctx, bool on)
+__hidden void __group_refresh_weight(const struct task_struct *p, struct task_ctx *tctx)
 {
 	u64 id = tctx->cgroup_id, member, val;
 	struct cadence_cgroup *g;
@@ -153,7 +147,7 @@ __hidden void group_refresh_weight(const struct task_struct *p, struct task_ctx 
 
 	tctx->weight = weight;
 	tctx->wmult = task_wmult(p);
-	g = on && id ? group_of(id) : NULL;
+	g = id ? group_of(id) : NULL;
 	if (!g || !g->level)
 		return;
 	member = weight;

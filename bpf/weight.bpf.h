@@ -86,6 +86,22 @@ static __always_inline u32 task_wmult(const struct task_struct *p)
 	return cadence_prio_to_wmult[nice_index(p)];
 }
 
+/*
+ * The task's weight among all tasks, and its inverse, into @tctx: its nice
+ * weight in the root cgroup or with @on false (fairness.cgroups off), which
+ * costs no call; its share of its cgroups' weight otherwise (cgroup.bpf.c).
+ */
+static __always_inline void group_refresh_weight(const struct task_struct *p, struct task_ctx *tctx,
+						 bool on)
+{
+	if (on && tctx->cgroup_id) {
+		__group_refresh_weight(p, tctx);
+		return;
+	}
+	tctx->weight = task_weight(p);
+	tctx->wmult = task_wmult(p);
+}
+
 /* Virtual time for @delta_ns of CPU time at @weight: nice 0 advances 1:1. */
 static __always_inline u64 scale_by_weight_inverse(u64 delta_ns, u32 weight)
 {
