@@ -141,13 +141,12 @@ __hidden void __group_uncount(struct task_ctx *tctx)
  */
 __hidden void __group_refresh_weight(const struct task_struct *p, struct task_ctx *tctx)
 {
-	u64 id = tctx->cgroup_id, member, val;
-	struct cadence_cgroup *g;
+	struct cadence_cgroup *g = group_of(tctx->cgroup_id);
 	u32 weight = task_weight(p), i;
+	u64 member, val;
 
 	tctx->weight = weight;
 	tctx->wmult = task_wmult(p);
-	g = id ? group_of(id) : NULL;
 	if (!g || !g->level)
 		return;
 	member = weight;
