@@ -64,6 +64,15 @@ runs() {
 	measure hackbench hackbench -g 4 -l 200
 	measure pipe perf bench -f simple sched pipe -l 20000
 	grep '\[bpf\]' /proc/kallsyms >"$VM_OUT/ksyms.$name.$round"
+	jited
+}
+
+# jited: this scheduler's programs as JIT-compiled, with where their source
+# lines start, for bench/bpf_lines.py; once per scheduler (the code does
+# not change between rounds).
+jited() {
+	local f=$VM_OUT/jited.$name.json
+	[[ -e $f ]] || python3 "$VM_ROOT/bench/insncount/jited_lines.py" >"$f"
 }
 
 cat /proc/kallsyms >"$VM_OUT/kallsyms"
