@@ -13,7 +13,9 @@ each file, with the share of the BPF count that the attribution covered;
 then the calls each program makes to helpers, kfuncs and its own global
 functions, by callee and by the line that calls. A helper's or kfunc's
 own instructions are the kernel's (bench/insncount.py's table of kernel
-symbols): a call costs its site little and its callee much.
+symbols): a call costs its site little and its callee much. The source
+text beside each line is read from bpf/ as it is now: for another
+build's run, only the file and line number hold.
 
 How: QEMU translates a block from its first instruction to the first that
 may leave it (a jump, a call, a return); the plugin counts, per block
@@ -95,8 +97,6 @@ def line_of(laddrs, lnames, addr):
 
 def main(d, name="scx_cadence", workload="hackbench", top=40):
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    funcs = load_programs("%s/jited.%s.json" % (d, name))
-    starts = sorted(funcs)
     kernel = insncount.read_symbols(d + "/kallsyms")
     blocks = insncount.read_marks(d + "/insns.txt")
     labels = [line.strip() for line in open(d + "/marks.txt")]
@@ -105,13 +105,17 @@ def main(d, name="scx_cadence", workload="hackbench", top=40):
     # kernel symbol, a BPF-to-BPF call by its program's.
     by_call = collections.Counter()
     switches = bpf_total = uncovered = 0
-    ksyms = None
+    # Each round loaded the programs anew, elsewhere: its own code and symbols.
+    rounds = {}
     for label, (_, _, counts, _) in zip(labels, blocks):
         f = label.split(",")
         if f[0] != "run" or f[1] != name or f[3] != workload:
             continue
-        if ksyms is None:
-            ksyms = insncount.read_symbols("%s/ksyms.%s.%s" % (d, name, f[2]))
+        if f[2] not in rounds:
+            funcs = load_programs("%s/jited.%s.%s.json" % (d, name, f[2]))
+            rounds[f[2]] = (funcs, sorted(funcs),
+                            insncount.read_symbols("%s/ksyms.%s.%s" % (d, name, f[2])))
+        funcs, starts, ksyms = rounds[f[2]]
         switches += max(1, int(f[4]))
         for vaddr, n in counts.items():
             i = bisect.bisect_right(starts, vaddr) - 1

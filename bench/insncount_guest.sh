@@ -68,11 +68,10 @@ runs() {
 }
 
 # jited: this scheduler's programs as JIT-compiled, with where their source
-# lines start, for bench/bpf_lines.py; once per scheduler (the code does
-# not change between rounds).
+# lines start, for bench/bpf_lines.py; each round, as each load places the
+# programs elsewhere.
 jited() {
-	local f=$VM_OUT/jited.$name.json
-	[[ -e $f ]] || python3 "$VM_ROOT/bench/insncount/jited_lines.py" >"$f"
+	python3 "$VM_ROOT/bench/insncount/jited_lines.py" >"$VM_OUT/jited.$name.$round.json"
 }
 
 cat /proc/kallsyms >"$VM_OUT/kallsyms"
