@@ -542,37 +542,62 @@ static __always_inline s32 llc_to_balance(u32 llc)
 	return -1;
 }
 
+/*
+ * Tasks waiting for @cpu, with @own in its own DSQ and @shared in its LLC's:
+ * @own plus its share of @shared. Callers that test the queues for another
+ * decision too read them once and pass them here: each dsq_queued() costs a
+ * lookup of the DSQ by id in the kernel (find_user_dsq()), about 130
+ * instructions with the kfunc's own (bench/bpf_lines.py).
+ */
+static __always_inline u64 nr_waiting_of(s32 cpu, u64 own, u64 shared)
+{
+	u32 llc = cpu_llc_id(cpu);
+
+	return own + (shared + llc_cpus(llc) - 1) / llc_cpus(llc);
+}
+
 /* Tasks waiting for @cpu: its own DSQ plus its share of the LLC's DSQ. */
 static __always_inline u64 nr_waiting(s32 cpu)
 {
-	u32 llc = cpu_llc_id(cpu);
-	u64 shared = dsq_queued(llc_dsq(llc));
+	return nr_waiting_of(cpu, dsq_queued(cpu_dsq(cpu)), dsq_queued(llc_dsq(cpu_llc_id(cpu))));
+}
 
-	return dsq_queued(cpu_dsq(cpu)) + (shared + llc_cpus(llc) - 1) / llc_cpus(llc);
+/* The slice of a nice-0 task about to run on a CPU @waiting tasks wait for. */
+static __always_inline u64 slice_for_waiting(const struct cadence_policy *pol, u64 waiting)
+{
+	u64 slice = pol->slice_max_ns / (waiting + 1);
+
+	return slice < pol->slice_min_ns ? pol->slice_min_ns : slice;
 }
 
 /* The slice of a nice-0 task about to run on @cpu. */
 static __always_inline u64 cpu_slice(const struct cadence_policy *pol, s32 cpu)
 {
-	u64 slice = pol->slice_max_ns / (nr_waiting(cpu) + 1);
-
-	return slice < pol->slice_min_ns ? pol->slice_min_ns : slice;
+	return slice_for_waiting(pol, nr_waiting(cpu));
 }
 
 /*
- * The slice of @p on @cpu: cpu_slice() scaled by @p's nice weight. Not by
- * its weight among all tasks (task_ctx.weight): a cgroup's share comes from
- * its tasks' virtual time, and scaling their slices by it too would only cut
- * them short (four tasks of one cgroup a quarter each), as fair.c does not.
+ * The slice of @p on a CPU @waiting tasks wait for (nr_waiting()):
+ * slice_for_waiting() scaled by @p's nice weight. Not by its weight among
+ * all tasks (task_ctx.weight): a cgroup's share comes from its tasks'
+ * virtual time, and scaling their slices by it too would only cut them
+ * short (four tasks of one cgroup a quarter each), as fair.c does not.
  */
-static __always_inline u64 task_slice(const struct cadence_policy *pol, const struct task_struct *p,
-				      s32 cpu)
+static __always_inline u64 task_slice_waiting(const struct cadence_policy *pol,
+					      const struct task_struct *p, u64 waiting)
 {
-	u64 slice = cpu_slice(pol, cpu) * task_weight(p) / CADENCE_NICE_0_WEIGHT;
+	u64 slice = slice_for_waiting(pol, waiting) * task_weight(p) / CADENCE_NICE_0_WEIGHT;
 
 	if (slice < CADENCE_SLICE_FLOOR_NS)
 		return CADENCE_SLICE_FLOOR_NS;
 	return slice > pol->slice_max_ns ? pol->slice_max_ns : slice;
+}
+
+/* The slice of @p on @cpu (task_slice_waiting()). */
+static __always_inline u64 task_slice(const struct cadence_policy *pol, const struct task_struct *p,
+				      s32 cpu)
+{
+	return task_slice_waiting(pol, p, nr_waiting(cpu));
 }
 
 #endif /* __CADENCE_FAIR_BPF_H */

@@ -284,22 +284,23 @@ static __noinline void wakeup_preempt(const struct cadence_policy *pol, const st
 }
 
 /*
- * Waking @p (@tctx) onto @prev, where it would join the queue its vtime is
- * already in the frame of (tctx->queue: @prev's own queue if @p is pinned,
- * else @prev's LLC's): if it is due before that queue's head and before
- * @prev's running task (the verdict), run it on
- * @prev at once, ahead of that task, as the fair class preempts on the
- * wake-up's runqueue: SCX_ENQ_PREEMPT on @prev's local DSQ zeroes the
- * running task's slice and reschedules @prev directly, with no kick, no
- * dispatch() and no other CPU taking it first. The preempted task, put
- * back while it runs, waits for @prev in its own queue (with
- * placement.hold, task_ctx.stay_home). True if @p was inserted. Not
- * inlined: enqueue()'s stack.
+ * Waking @p (@tctx) onto @prev, its CPU, where it would join the queue
+ * its vtime is already in the frame of (tctx->queue: @prev's own queue if
+ * @p is pinned, else @prev's LLC's) with the slice @slice_ns (the caller's,
+ * which queues it so otherwise): if it is due before that queue's head and
+ * before @prev's running task (the verdict), run it on @prev at once, ahead
+ * of that task, as the fair class preempts on the wake-up's runqueue:
+ * SCX_ENQ_PREEMPT on @prev's local DSQ zeroes the running task's slice and
+ * reschedules @prev directly, with no kick, no dispatch() and no other CPU
+ * taking it first. The preempted task, put back while it runs, waits for
+ * @prev in its own queue (with placement.hold, task_ctx.stay_home). True if
+ * @p was inserted. Not inlined: enqueue()'s stack.
  */
 static __noinline bool preempt_on_prev(const struct cadence_policy *pol, struct task_struct *p,
-				       struct task_ctx *tctx, s32 prev, u64 enq_flags)
+				       struct task_ctx *tctx, u64 slice_ns, u64 enq_flags)
 {
-	u64 dsq = tctx->queue, slice_ns = task_slice(pol, p, prev);
+	s32 prev = scx_bpf_task_cpu(p);
+	u64 dsq = tctx->queue;
 	struct cadence_preempt_in in = {};
 	struct task_struct *head;
 
@@ -401,10 +402,11 @@ static __always_inline bool waker_cpu_usable(const struct task_struct *p, s32 pr
  * A sync wake-up's CPU, for a task that found no idle CPU: the waker's, if
  * the policy allows it, @p may run there, it shares @prev's LLC, nothing
  * waits in its local queue and at most CADENCE_SYNC_MAX_WAITING tasks in
- * its own; else -1.
+ * its own (*@own: how many); else -1.
  */
 static __always_inline s32 sync_wakeup_cpu(const struct cadence_policy *pol,
-					   const struct task_struct *p, s32 prev, u64 wake_flags)
+					   const struct task_struct *p, s32 prev, u64 wake_flags,
+					   u64 *own)
 {
 	s32 cpu = bpf_get_smp_processor_id();
 	struct task_struct *waker;
@@ -416,8 +418,10 @@ static __always_inline s32 sync_wakeup_cpu(const struct cadence_policy *pol,
 		return -1;
 	if (!waker_cpu_usable(p, prev))
 		return -1;
-	if (scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL) ||
-	    dsq_queued(cpu_dsq(cpu)) > CADENCE_SYNC_MAX_WAITING)
+	if (scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL))
+		return -1;
+	*own = dsq_queued(cpu_dsq(cpu));
+	if (*own > CADENCE_SYNC_MAX_WAITING)
 		return -1;
 	return cpu;
 }

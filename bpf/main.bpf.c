@@ -84,6 +84,7 @@ bool bpf_timers_stopped;
 s32 BPF_STRUCT_OPS(cadence_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags)
 {
 	const struct cadence_policy *pol;
+	u64 own = 0, waiting;
 	s32 cpu;
 
 	pol = policy_in_force();
@@ -94,7 +95,7 @@ s32 BPF_STRUCT_OPS(cadence_select_cpu, struct task_struct *p, s32 prev_cpu, u64 
 		return prev_cpu;
 	cpu = pick_idle_cpu(pol, p, prev_cpu, true, NULL);
 	if (cpu < 0) {
-		cpu = sync_wakeup_cpu(pol, p, prev_cpu, wake_flags);
+		cpu = sync_wakeup_cpu(pol, p, prev_cpu, wake_flags, &own);
 		if (cpu < 0) {
 			/* Its waker will free a CPU it may use: it preempts nobody. */
 			if (pol->sync_wakeup && (wake_flags & SCX_WAKE_SYNC) &&
@@ -108,10 +109,14 @@ s32 BPF_STRUCT_OPS(cadence_select_cpu, struct task_struct *p, s32 prev_cpu, u64 
 		 * (enqueue()), not ahead of them in the local queue, where they
 		 * would wait as long as the pair kept the CPU.
 		 */
-		if (dsq_queued(cpu_dsq(cpu)) || llc_head_waited(cpu, pol->slice_max_ns))
+		if (own || llc_head_waited(cpu, pol->slice_max_ns))
 			return mark_sync_wake(p) ? cpu : prev_cpu;
-		/* Behind the waker, which is about to sleep (latency.bpf.h). */
-		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, task_slice(pol, p, cpu), 0);
+		/*
+		 * Behind the waker, which is about to sleep (latency.bpf.h);
+		 * nothing waits in that CPU's own queue.
+		 */
+		waiting = nr_waiting_of(cpu, 0, dsq_queued(llc_dsq(cpu_llc_id(cpu))));
+		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, task_slice_waiting(pol, p, waiting), 0);
 		stat_inc(wake_sync);
 		return cpu;
 	}
@@ -167,7 +172,7 @@ void BPF_STRUCT_OPS(cadence_enqueue, struct task_struct *p, u64 enq_flags)
 	s32 prev = scx_bpf_task_cpu(p), cpu;
 	const struct cadence_policy *pol;
 	bool make_room;
-	u64 dsq;
+	u64 dsq, slice;
 
 	if (!tctx) {
 		scx_bpf_error("%s[%d] has no task context", p->comm, p->pid);
@@ -267,10 +272,11 @@ void BPF_STRUCT_OPS(cadence_enqueue, struct task_struct *p, u64 enq_flags)
 	dsq = llc_dsq(cpu_llc_id(prev));
 	if (vtime_for_queue(pol, p, tctx, dsq))
 		stat_inc(enq_lag_floor);
+	slice = task_slice(pol, p, prev);
 	/* A sync wake-up's waker will free a CPU: it preempts nobody. */
-	if (!tctx->sync_no_preempt && preempt_on_prev(pol, p, tctx, prev, enq_flags))
+	if (!tctx->sync_no_preempt && preempt_on_prev(pol, p, tctx, slice, enq_flags))
 		return;
-	queue_task(p, tctx, dsq, task_slice(pol, p, prev), enq_flags);
+	queue_task(p, tctx, dsq, slice, enq_flags);
 	stat_inc(enq_llc);
 	/* No idle CPU will take it: maybe a running task should yield. */
 	if (kick_idle_for(p) || !(enq_flags & SCX_ENQ_WAKEUP))
@@ -472,7 +478,7 @@ void BPF_STRUCT_OPS(cadence_tick, struct task_struct *p)
 	s32 cpu = scx_bpf_task_cpu(p);
 	struct cadence_cpu_util *cu;
 	const struct cadence_policy *pol;
-	u64 now = scx_bpf_now(), held_ns, slice;
+	u64 now = scx_bpf_now(), held_ns, slice, waiting;
 	bool throttled;
 
 	/* Every busy CPU picks up a policy change within one tick. */
@@ -510,13 +516,15 @@ void BPF_STRUCT_OPS(cadence_tick, struct task_struct *p)
 		scx_bpf_task_set_slice(p, 0);
 		return;
 	}
-	if (!nr_waiting(cpu))
+	waiting = nr_waiting(cpu);
+	if (!waiting)
 		return;
 	/*
 	 * Others wait: end the slice once this task has had its share, or
 	 * once one of them should preempt it (latency.bpf.h).
 	 */
-	if (ran_since(tctx->run_start, now) >= task_slice(pol, p, cpu)) {
+	slice = task_slice_waiting(pol, p, waiting);
+	if (ran_since(tctx->run_start, now) >= slice) {
 		scx_bpf_task_set_slice(p, 0);
 		/* Used up, however long a slice it got: its next run begins a request. */
 		tctx->granted = 0;
@@ -529,7 +537,6 @@ void BPF_STRUCT_OPS(cadence_tick, struct task_struct *p)
 		parity_timer_arm(cpu, held_ns);
 	} else {
 		/* Others came to wait since it began: end its slice on time. */
-		slice = task_slice(pol, p, cpu);
 		slice_timer_start(pol, cpu, tctx->run_start, slice, now);
 		/* An end so timed uses the slice up (parity_credit()). */
 		if (slice < tctx->granted)

@@ -172,7 +172,8 @@ static __always_inline void queue_task(struct task_struct *p, struct task_ctx *t
 
 /*
  * A wake-up for @cpu, the CPU whose runqueue @p is enqueued on, while @cpu is
- * idle and nothing waits for it (its own DSQ @dsq and its LLC's empty): @p
+ * idle and nothing waits for it (@waiting, nr_waiting(), 0: its own DSQ @dsq
+ * and its LLC's empty): @p
  * goes to @cpu's local DSQ at once, the idle CPU claimed, as select_cpu()
  * sends a task to the idle CPU it found, and no dispatch() runs on the
  * wake-up's path. That is for the wake-ups select_cpu() does not place: a
@@ -189,10 +190,9 @@ static __always_inline void queue_task(struct task_struct *p, struct task_ctx *t
  * running() finds @p as if taken from @dsq: @dsq's frontier follows it.
  */
 static __always_inline bool queue_direct_idle(struct task_struct *p, struct task_ctx *tctx, s32 cpu,
-					      u64 dsq, u64 slice_ns, u64 enq_flags)
+					      u64 dsq, u64 waiting, u64 slice_ns, u64 enq_flags)
 {
-	if (!(enq_flags & SCX_ENQ_WAKEUP) || dsq_queued(dsq) ||
-	    dsq_queued(llc_dsq(cpu_llc_id(cpu))) || !scx_bpf_test_and_clear_cpu_idle(cpu))
+	if (!(enq_flags & SCX_ENQ_WAKEUP) || waiting || !scx_bpf_test_and_clear_cpu_idle(cpu))
 		return false;
 	note_queue_entry(p, tctx, dsq, slice_ns);
 	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | cpu, slice_ns, enq_flags);
@@ -215,14 +215,14 @@ static __always_inline bool queue_direct_idle(struct task_struct *p, struct task
 static __always_inline bool queue_on_cpu(const struct cadence_policy *pol, struct task_struct *p,
 					 struct task_ctx *tctx, s32 cpu, u64 frame, u64 enq_flags)
 {
-	u64 dsq = cpu_dsq(cpu), slice_ns;
+	u64 dsq = cpu_dsq(cpu), waiting = nr_waiting(cpu);
+	u64 slice_ns = task_slice_waiting(pol, p, waiting);
 
 	if (vtime_for_queue(pol, p, tctx, frame))
 		stat_inc(enq_lag_floor);
-	if (preempt_on_prev(pol, p, tctx, cpu, enq_flags))
+	if (preempt_on_prev(pol, p, tctx, slice_ns, enq_flags))
 		return true;
-	slice_ns = task_slice(pol, p, cpu);
-	if (queue_direct_idle(p, tctx, cpu, dsq, slice_ns, enq_flags))
+	if (queue_direct_idle(p, tctx, cpu, dsq, waiting, slice_ns, enq_flags))
 		return true;
 	queue_task(p, tctx, dsq, slice_ns, enq_flags);
 	scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
