@@ -80,6 +80,15 @@ static __always_inline bool idle_enabled(const struct cadence_idle_states *s, u3
 	return i < s->nr && i < CADENCE_IDLE_MAX_STATES && !(s->disabled & (1U << (i & 31)));
 }
 
+/*
+ * idle_enabled() for @i below idle_nr(), which implies its bounds, with
+ * the table's disabled states @disabled read once for a loop.
+ */
+static __always_inline bool idle_on(u32 disabled, u32 i)
+{
+	return !(disabled & (1U << (i & 31)));
+}
+
 /* State @i's target residency; endless for an index past the table. */
 static __always_inline u64 idle_residency(const struct cadence_idle_states *s, u32 i)
 {
@@ -149,14 +158,16 @@ __noinline int teo_shallower(const struct cadence_idle_states *s, u32 idx, u64 d
 __noinline int teo_most_intercepts(const struct cadence_idle_learned *t,
 				   const struct cadence_idle_states *s)
 {
-	u32 i, max = 0, most = 0;
+	u32 i, n, max = 0, most = 0, intercepts;
 
 	if (!t || !s)
 		return 0;
-	idle_for(i, 1, idle_nr(s))
+	n = idle_nr(s);
+	idle_for(i, 1, n)
 	{
-		if (t->intercepts[st(i - 1)] >= max) {
-			max = t->intercepts[st(i - 1)];
+		intercepts = t->intercepts[st(i - 1)];
+		if (intercepts >= max) {
+			max = intercepts;
 			most = i - 1;
 		}
 	}
@@ -176,13 +187,15 @@ static __always_inline bool idle_polling(const struct cadence_idle_states *s, u3
  */
 __noinline int teo_constraint(const struct cadence_idle_states *s, u64 latency_req)
 {
-	u32 i, found = 0;
+	u32 i, n, disabled, found = 0;
 
 	if (!s)
 		return 0;
-	idle_for(i, 1, idle_nr(s))
+	n = idle_nr(s);
+	disabled = s->disabled;
+	idle_for(i, 1, n)
 	{
-		if (idle_enabled(s, i) && s->exit_latency_ns[st(i)] <= latency_req)
+		if (idle_on(disabled, i) && s->exit_latency_ns[st(i)] <= latency_req)
 			found = i;
 	}
 	return found;
@@ -228,7 +241,7 @@ __noinline int teo_choose(const struct cadence_idle_learned *t, const struct cad
 			  struct cadence_idle_entry *e)
 {
 	u32 intercept_sum = 0, hit_sum = 0, idx_intercept_sum = 0, idx_hit_sum = 0;
-	u32 i, k, idx0 = 0, most, top, constraint_idx;
+	u32 i, k, n, below, disabled, idx0 = 0, most, top, constraint_idx;
 	u64 duration, tick, latency_req;
 	bool stopped;
 	s32 idx = -1;
@@ -245,11 +258,14 @@ __noinline int teo_choose(const struct cadence_idle_learned *t, const struct cad
 	if (idle_enabled(s, 0))
 		idx = 0;
 
-	idle_for(i, 1, idle_nr(s))
+	n = idle_nr(s);
+	disabled = s->disabled;
+	idle_for(i, 1, n)
 	{
-		intercept_sum += t->intercepts[st(i - 1)];
-		hit_sum += t->hits[st(i - 1)];
-		if (!idle_enabled(s, i))
+		below = st(i - 1);
+		intercept_sum += t->intercepts[below];
+		hit_sum += t->hits[below];
+		if (!idle_on(disabled, i))
 			continue;
 		if (idx < 0)
 			idx0 = i;
@@ -342,16 +358,18 @@ static __always_inline u32 teo_decay(u32 m)
  */
 __noinline int teo_decay_bins(struct cadence_idle_learned *t, const struct cadence_idle_states *s)
 {
-	u32 i, total = 0;
+	u32 i, k, n, total = 0;
 
 	if (!t || !s)
 		return 0;
-	idle_for(i, 0, idle_nr(s))
+	n = idle_nr(s);
+	idle_for(i, 0, n)
 	{
-		t->hits[st(i)] = teo_decay(t->hits[st(i)]);
-		total += t->hits[st(i)];
-		t->intercepts[st(i)] = teo_decay(t->intercepts[st(i)]);
-		total += t->intercepts[st(i)];
+		k = st(i);
+		t->hits[k] = teo_decay(t->hits[k]);
+		total += t->hits[k];
+		t->intercepts[k] = teo_decay(t->intercepts[k]);
+		total += t->intercepts[k];
 	}
 	return total;
 }
@@ -365,20 +383,23 @@ __noinline int teo_decay_bins(struct cadence_idle_learned *t, const struct caden
 __noinline int idle_ideals(const struct cadence_idle_states *s, u64 duration_ns,
 			   struct cadence_idle_ideals *ideals)
 {
-	u32 i, ideal_residency = 0, ideal_exit = 0;
+	u32 i, k, n, disabled, ideal_residency = 0, ideal_exit = 0;
 	bool found = false;
 	u64 need;
 
 	if (!s || !ideals)
 		return 0;
-	idle_for(i, 0, idle_nr(s))
+	n = idle_nr(s);
+	disabled = s->disabled;
+	idle_for(i, 0, n)
 	{
-		if (!idle_enabled(s, i))
+		if (!idle_on(disabled, i))
 			continue;
-		need = s->residency_ns[st(i)];
+		k = st(i);
+		need = s->residency_ns[k];
 		if (!found || need <= duration_ns)
 			ideal_residency = i;
-		need += s->exit_latency_ns[st(i)];
+		need += s->exit_latency_ns[k];
 		if (!found || need <= duration_ns)
 			ideal_exit = i;
 		found = true;
@@ -395,8 +416,8 @@ __noinline int idle_ideals(const struct cadence_idle_states *s, u64 duration_ns,
 __noinline int teo_learn(struct cadence_idle_learned *t, const struct cadence_idle_states *s,
 			 const struct cadence_idle_entry *e, u64 duration_ns)
 {
-	u32 i, idx_timer = 0, idx_duration = 0, decayed;
-	u64 measured = duration_ns, sleep, lat, tick;
+	u32 i, n, idx_timer = 0, idx_duration = 0, decayed;
+	u64 measured = duration_ns, sleep, lat, tick, residency;
 	bool on_time;
 
 	if (!t || !s || !e)
@@ -425,11 +446,13 @@ __noinline int teo_learn(struct cadence_idle_learned *t, const struct cadence_id
 	 * sleep_length_ns - measured_ns < lat_ns / 2; f36de72673ad).
 	 */
 	on_time = (s64)(sleep - measured) < (s64)(lat / 2);
-	idle_for(i, 0, idle_nr(s))
+	n = idle_nr(s);
+	idle_for(i, 0, n)
 	{
-		if (s->residency_ns[st(i)] <= sleep) {
+		residency = s->residency_ns[st(i)];
+		if (residency <= sleep) {
 			idx_timer = i;
-			if (s->residency_ns[st(i)] <= measured)
+			if (residency <= measured)
 				idx_duration = i;
 		}
 	}
@@ -473,15 +496,19 @@ __noinline int teo_learn(struct cadence_idle_learned *t, const struct cadence_id
 __noinline int per_choice_pick(const struct cadence_idle_learned *t,
 			       const struct cadence_idle_states *s, u32 row, u32 rand, u32 pick)
 {
-	u32 i, best = row, sum = 0, acc = 0, pos, w, heaviest = 0;
+	u32 i, n, disabled, best = row, sum = 0, acc = 0, pos, w, heaviest = 0;
+	const u16 *weights;
 
 	if (!t || !s || row >= CADENCE_IDLE_MAX_STATES)
 		return row;
-	idle_for(i, 0, idle_nr(s))
+	weights = t->weight[st(row)];
+	n = idle_nr(s);
+	disabled = s->disabled;
+	idle_for(i, 0, n)
 	{
-		if (!idle_enabled(s, i))
+		if (!idle_on(disabled, i))
 			continue;
-		w = t->weight[st(row)][st(i)];
+		w = weights[st(i)];
 		sum += w;
 		/* The heaviest; a tie goes to the shallower state. */
 		if (w > heaviest) {
@@ -493,11 +520,11 @@ __noinline int per_choice_pick(const struct cadence_idle_learned *t,
 		return best;
 	/* @rand scaled to [0, sum): the row's weights are the odds. */
 	pos = ((u64)rand * sum) >> 32;
-	idle_for(i, 0, idle_nr(s))
+	idle_for(i, 0, n)
 	{
-		if (!idle_enabled(s, i))
+		if (!idle_on(disabled, i))
 			continue;
-		acc += t->weight[st(row)][st(i)];
+		acc += weights[st(i)];
 		if (pos < acc)
 			return i;
 	}
@@ -562,21 +589,22 @@ __noinline int seed_pick(const struct cadence_idle_learned *t, const struct cade
 static __always_inline void matrix_learn(u16 *row, const struct cadence_idle_states *s, u32 target,
 					 const struct cadence_policy *pol)
 {
-	u32 i, n = s->nr, w, d, lr = pol->idle_learning_rate;
+	u32 i, k, n = s->nr, states = idle_nr(s), w, d, lr = pol->idle_learning_rate;
 
 	if (n < 2)
 		return;
-	idle_for(i, 0, idle_nr(s))
+	idle_for(i, 0, states)
 	{
-		w = row[st(i)];
+		k = st(i);
+		w = row[k];
 		if (i == target) {
 			d = lr * w / 100;
 			if (w + d < (100 - lr) * 100)
-				row[st(i)] = w + d;
+				row[k] = w + d;
 		} else {
 			d = lr * w / (100 * (n - 1));
 			if (w - d > lr * 100)
-				row[st(i)] = w - d;
+				row[k] = w - d;
 		}
 	}
 }
