@@ -388,6 +388,15 @@ static __always_inline bool defer_head_to_idle(const struct queue_head *q)
 
 /* When each LLC's queue is next looked at for a starved task, jiffies. */
 static u64 llc_starve_look_at[CADENCE_MAX_LLCS];
+/*
+ * The jiffy in which each CPU last looked at its own queue for a starved
+ * task: once a jiffy, 1/250 of CADENCE_STARVE_JIFFIES at any HZ, not at
+ * every dispatch. A look is a lookup of the DSQ by id and, if it holds
+ * tasks, a walk: 0.85 looks and 2 iterator steps a hackbench switch when
+ * every dispatch looked (bench/bpf_lines.py), about 3 dispatches a jiffy
+ * on each CPU. Written only by its CPU's dispatch().
+ */
+static u64 cpu_starve_looked[CADENCE_MAX_CPUS];
 
 /* What take_starved() found. */
 enum starved_found {
@@ -460,8 +469,8 @@ __noinline int take_starved(u64 dsq, s32 cpu, u32 scan)
 }
 
 /*
- * take_starved() from @cpu's own queue, at every dispatch, or from its
- * LLC's, if no CPU of the LLC looked there in the last
+ * take_starved() from @cpu's own queue, at its first dispatch in a jiffy,
+ * or from its LLC's, if no CPU of the LLC looked there in the last
  * CADENCE_STARVE_LLC_EVERY jiffies (the CPU that moves the next look's time
  * takes this one); true if a task was taken. Not inlined: its locals would
  * grow dispatch()'s frame, which is on the call chain down
@@ -471,12 +480,16 @@ static __noinline bool take_any_starved(s32 cpu)
 {
 	u32 llc = cpu_llc_id(cpu);
 	u64 *look_at = &llc_starve_look_at[llc_index(llc)];
+	u64 *looked = &cpu_starve_looked[cpu_index(cpu)];
 	u64 now = bpf_jiffies64(), at = *look_at;
 	int found;
 
-	if (take_starved(cpu_dsq(cpu), cpu, CADENCE_STARVE_SCAN) == STARVED_TAKEN) {
-		stat_inc(dispatch_starved);
-		return true;
+	if (*looked != now) {
+		*looked = now;
+		if (take_starved(cpu_dsq(cpu), cpu, CADENCE_STARVE_SCAN) == STARVED_TAKEN) {
+			stat_inc(dispatch_starved);
+			return true;
+		}
 	}
 	if ((s64)(now - at) < 0 ||
 	    __sync_val_compare_and_swap(look_at, at, now + CADENCE_STARVE_LLC_EVERY) != at)
