@@ -27,6 +27,8 @@ bench_setup() {
 	# shellcheck source=/dev/null
 	. "$CACHE/env"
 	cargo build --release --locked --manifest-path "$ROOT/Cargo.toml" 2>&1 | tail -n 1
+	# The commit just built: the tree may move on while the VM runs.
+	built_commit=$(git -C "$ROOT" rev-parse --short HEAD)
 }
 
 # bench_out NAME: a new output folder bench/out/NAME<date-time> in $out, for
@@ -38,10 +40,10 @@ bench_out() {
 
 # result_file SUFFIX: $result, bench/results/<date>-<commit>SUFFIX.md, one
 # file per date and commit so that a later run never overwrites a recorded
-# one; $date and $commit for its text.
+# one; $date and $commit (the one bench_setup() built) for its text.
 result_file() {
 	date=$(date +%Y-%m-%d)
-	commit=$(git -C "$ROOT" rev-parse --short HEAD)
+	commit=$built_commit
 	result=$ROOT/bench/results/$date-$commit$1.md
 }
 
