@@ -67,6 +67,9 @@ if [ ! -x "$SCHED" ] || [ ! -x "$WAKELAT" ]; then
 	cargo build -q --release --locked --manifest-path "$ROOT/Cargo.toml"
 	cargo build -q --release --locked --manifest-path "$ROOT/bench/wakelat/Cargo.toml" --target-dir "$ROOT/target"
 fi
+# The commit the result file names (result_file()): the tree's as the run
+# starts, which may move on while it runs.
+built_commit=$(git -C "$ROOT" rev-parse --short HEAD)
 
 # SCX_CADENCE_HW_OUT: where the run's folder goes (the VM case's is
 # writable; the checkout may not be).
