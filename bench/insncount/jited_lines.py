@@ -30,7 +30,6 @@ libc.syscall.restype = ctypes.c_long
 # struct bpf_prog_info's fields used here: (byte offset, format), from
 # include/uapi/linux/bpf.h (the layout is append-only).
 INFO = {
-    "id": (4, "I"),
     "jited_prog_len": (16, "I"),
     "jited_prog_insns": (24, "Q"),
     "name": (64, "16s"),
@@ -129,14 +128,14 @@ def program(ident):
         lines = ctypes.create_string_buffer(max(li_size * n_li, 1))
         jlines = ctypes.create_string_buffer(max(jli_size * n_jli, 1))
         want = ctypes.create_string_buffer(INFO_SIZE)
-        for field, n, buf in (("jited_prog_len", n_img, image), ("nr_jited_ksyms", n_ks, ksyms),
-                              ("nr_jited_func_lens", n_fl, lens), ("nr_line_info", n_li, lines),
-                              ("nr_jited_line_info", n_jli, jlines)):
-            put(want, field, n)
-        for field, buf in (("jited_prog_insns", image), ("jited_ksyms", ksyms),
-                           ("jited_func_lens", lens), ("line_info", lines),
-                           ("jited_line_info", jlines)):
-            put(want, field, ctypes.addressof(buf))
+        # Each array: its count field, its count, its pointer field, its buffer.
+        for nr, n, ptr, buf in (("jited_prog_len", n_img, "jited_prog_insns", image),
+                                ("nr_jited_ksyms", n_ks, "jited_ksyms", ksyms),
+                                ("nr_jited_func_lens", n_fl, "jited_func_lens", lens),
+                                ("nr_line_info", n_li, "line_info", lines),
+                                ("nr_jited_line_info", n_jli, "jited_line_info", jlines)):
+            put(want, nr, n)
+            put(want, ptr, ctypes.addressof(buf))
         put(want, "line_info_rec_size", li_size)
         put(want, "jited_line_info_rec_size", jli_size)
         obj_info(fd, want)
